@@ -1,0 +1,1 @@
+"""Assistant stage: cited answers, the reading planner and the CLI."""

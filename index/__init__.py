@@ -1,0 +1,1 @@
+"""Index stage: embeddings, the FAISS store and hybrid retrieval."""

@@ -1,0 +1,1 @@
+"""Ingest stage: the tiered-list catalog, the crawler, extraction and chunking."""

@@ -1,0 +1,201 @@
+"""The one settings object: defaults → `gpuguide.toml` in the data dir → `GPUGUIDE_*` env → CLI flags.
+
+It lives in `ingest` because every stage downstream may import from `ingest`, never the reverse.
+Nested groups are set from the environment with a double underscore, e.g.
+`GPUGUIDE_CRAWL__CONCURRENCY=4`; in the TOML file as tables (`[crawl]`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from platformdirs import user_data_dir
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+CONFIG_FILE_NAME = "gpuguide.toml"
+
+
+class SettingsError(ValueError):
+    """A setting is invalid; the message is one line that names it."""
+
+
+class CatalogSettings(BaseModel):
+    source: str | None = Field(None, description="Markdown list to use instead of the bundled/synced catalog")
+    list_url: str = Field(
+        "https://github.com/wafer-ai/gpu-perf-engineering-resources",
+        description="Where the tiered list is published; citations link to its section anchors",
+    )
+    max_shrink: float = Field(0.5, description="`catalog sync` refuses a list that lost more than this share of entries")
+
+
+class CrawlSettings(BaseModel):
+    user_agent: str = "gpuguide/0.1 (+local study assistant; polite crawler)"
+    concurrency: int = Field(8, ge=1)
+    per_host_concurrency: int = Field(2, ge=1)
+    host_delay_s: float = Field(1.0, ge=0)
+    connect_timeout_s: float = Field(10.0, gt=0)
+    read_timeout_s: float = Field(30.0, gt=0)
+    retries: int = Field(3, ge=0)
+    backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each retry")
+    max_retry_after_s: float = Field(60.0, ge=0)
+    max_redirects: int = Field(5, ge=0)
+    max_body_bytes: int = Field(20_000_000, gt=0)
+    allow_private_hosts: bool = Field(False, description="Allow loopback/private/link-local hosts (tests only)")
+    respect_robots: bool = True
+    url_rewrites: dict[str, str] = Field(
+        default_factory=dict, description="URL prefix → replacement, applied before fetching"
+    )
+    follow_depth: int = Field(0, ge=0, le=1, description="Follow same-site links of multi-part posts")
+    same_site: bool = True
+    follow_arxiv_pdf: bool = True
+    follow_github_readme: bool = True
+    offline: bool = False
+    warcs: list[Path] = Field(default_factory=list, description="Archives replayed in offline mode")
+
+
+class ChunkSettings(BaseModel):
+    target_words: int = Field(165, ge=20)
+    overlap_words: int = Field(30, ge=0)
+    near_duplicate_threshold: float = Field(0.9, gt=0, le=1)
+
+
+class EmbedSettings(BaseModel):
+    model_path: str | None = Field(None, description="Local sentence-transformers folder; default: packaged MiniLM")
+    device: str = Field("auto", description="auto / cpu / cuda / mps")
+    batch_size: int = Field(64, ge=1)
+
+
+class IndexSettings(BaseModel):
+    hnsw_threshold: int = Field(50_000, ge=1, description="Use HNSW above this many chunks, exact search below")
+    hnsw_m: int = 32
+    hnsw_ef_search: int = 128
+    hnsw_ef_construction: int = 200
+    rrf_k: int = 60
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    candidates: int = 50
+    passages_per_resource: int = 3
+    rerank_model_path: str | None = Field(None, description="CrossEncoder folder; default: built-in reranker")
+    abstain_threshold: float = 0.0
+
+
+class LLMSettings(BaseModel):
+    backend: Literal["embedded", "ollama", "openai", "extractive"] = "embedded"
+    model_path: str | None = Field(None, description="GGUF file; default: assembled packaged Qwen2.5-Coder-1.5B")
+    context_tokens: int = 2048
+    max_tokens: int = 256
+    temperature: float = 0.0
+    threads: int | None = None
+    ollama_url: str = "http://127.0.0.1:11434"
+    ollama_model: str = "qwen2.5-coder:1.5b"
+    openai_base_url: str = "http://127.0.0.1:8080/v1"
+    openai_model: str = "local"
+    openai_api_key: str = "not-needed"
+    timeout_s: float = 120.0
+
+
+class UISettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 7860
+    auth_user: str | None = None
+    auth_password: str | None = None
+
+
+def default_home() -> Path:
+    return Path(user_data_dir("gpuguide", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Every later stage adds its options as a group here."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="GPUGUIDE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    home: Path = Field(default_factory=default_home, description="Data dir (GPUGUIDE_HOME)")
+    log_level: str = "WARNING"
+    catalog: CatalogSettings = Field(default_factory=CatalogSettings)
+    crawl: CrawlSettings = Field(default_factory=CrawlSettings)
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    ui: UISettings = Field(default_factory=UISettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # First wins: CLI flags (init kwargs) → environment → the TOML file in the data dir.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=_config_path()))
+
+    # Paths inside the data dir, named once here so no stage invents its own.
+    @property
+    def config_file(self) -> Path:
+        return self.home / CONFIG_FILE_NAME
+
+    @property
+    def catalog_file(self) -> Path:
+        return self.home / "catalog.json"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.home / "archive"
+
+    @property
+    def store_file(self) -> Path:
+        return self.home / "store.sqlite3"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "index"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def profile_file(self) -> Path:
+        return self.home / "profile.sqlite3"
+
+
+def _config_path() -> Path:
+    home = os.environ.get("GPUGUIDE_HOME")
+    return (Path(home).expanduser() if home else default_home()) / CONFIG_FILE_NAME
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the effective settings; `overrides` are CLI flags (nested groups as dicts).
+
+    Raises SettingsError with one line naming the bad setting and its source.
+    """
+    home = overrides.get("home")
+    if home is not None:
+        # The data dir decides where the config file is, so a --home flag must be seen first.
+        os.environ["GPUGUIDE_HOME"] = str(home)
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise SettingsError(
+            f"invalid setting {where!r}: {err['msg']} (check {_config_path()}, GPUGUIDE_* env and flags)"
+        ) from None
+    except (OSError, ValueError) as exc:  # e.g. a malformed TOML file
+        raise SettingsError(f"cannot read settings from {_config_path()}: {exc}") from None
