@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ingest.errors import UserError
 from ingest.records import Resource
 from ingest.storage import atomic_write_text
 
@@ -57,10 +58,11 @@ _MD_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
 _TIER_HEADING = re.compile(r"^tier\s+(\d+)\s*(?::\s*(.*))?$", re.IGNORECASE)
 _NUMBERED_TOPIC = re.compile(r"^\d+[.)]\s+")
 _VENUE = re.compile(r"^(OSDI|SOSP|MLSys|NeurIPS|ICML|ICLR|ISCA|MICRO|CGO|PPoPP|SC|ASPLOS|HPCA)\b", re.IGNORECASE)
+_NAME_PARTICLES = {"et", "al.", "al", "van", "de", "von", "der", "team"}
 _NOT_NAME_WORDS = {"for", "of", "the", "with", "and", "to", "in", "on", "a", "an", "via", "from", "up"}
 
 
-class CatalogError(ValueError):
+class CatalogError(UserError):
     """The list could not be used at all; the message is one line naming the input."""
 
 
@@ -154,9 +156,15 @@ def split_authors(note: str) -> tuple[str, str]:
         or _VENUE.match(prefix)
         or any(w.lower() in _NOT_NAME_WORDS for w in words)
         or re.fullmatch(r"[\d\s.,%x+-]+", prefix)
+        or (len(words) > 1 and not all(_looks_like_name_word(w) for w in words))
     ):
         return "", note
     return prefix, rest
+
+
+def _looks_like_name_word(word: str) -> bool:
+    """'Gordić', 'vLLM', 'al.' yes; 'kernels' no: multi-word author prefixes are capitalised names."""
+    return any(ch.isupper() for ch in word) or word.lower().strip(",") in _NAME_PARTICLES
 
 
 class _Headings:

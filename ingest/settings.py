@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from platformdirs import user_data_dir
 from pydantic import BaseModel, Field, ValidationError
+from ingest.errors import UserError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -23,7 +24,7 @@ from pydantic_settings import (
 CONFIG_FILE_NAME = "gpuguide.toml"
 
 
-class SettingsError(ValueError):
+class SettingsError(UserError):
     """A setting is invalid; the message is one line that names it."""
 
 
@@ -124,7 +125,6 @@ class Settings(BaseSettings):
     )
 
     home: Path = Field(default_factory=default_home, description="Data dir (GPUGUIDE_HOME)")
-    log_level: str = "WARNING"
     catalog: CatalogSettings = Field(default_factory=CatalogSettings)
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
