@@ -1,0 +1,110 @@
+"""The reading planner: the guide's tier order applied to one learner's progress."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.planner import plan_next, resolve_mentions, topic_interest
+from ingest.records import Resource
+
+
+def make(topic: str, section: str, tier: int | None, title: str, authors: str = "", pos: list[int] = [0]) -> Resource:
+    pos[0] += 1
+    slug = title.lower().replace(" ", "-")
+    return Resource(
+        id=slug, title=title, url=f"https://example.com/{slug}", authors=authors, note="", topic=topic,
+        section=section, tier=tier, kind="blog", position=pos[0], list_anchor="#" + section.lower(),
+    )
+
+
+@pytest.fixture
+def catalog() -> list[Resource]:
+    return [
+        make("Fundamentals", "Intro", 1, "Programming Massively Parallel Processors (PMPP)", "Hwu, Kirk"),
+        make("Fundamentals", "Intro", 1, "Lecture Series"),
+        make("Fundamentals", "Low level", 3, "PTX Manual"),
+        make("Matrix Multiplication", "Tutorials", 1, "Matmul Worklog", "siboehm"),
+        make("Matrix Multiplication", "Tutorials", 1, "Anatomy of Matmul"),
+        make("Matrix Multiplication", "Advanced", 2, "Advanced Matmul"),
+        make("Profiling & Optimization", "NVIDIA tools", 1, "Roofline Analysis"),
+        make("Profiling & Optimization", "NVIDIA tools", 1, "Occupancy Calculator"),
+        make("Profiling & Optimization", "Optimization techniques", 2, "Bank Conflicts"),
+        make("Profiling & Optimization", "Advanced topics", 3, "CUDA Graphs"),
+        make("The Big Picture", "Communities", None, "Discord"),
+    ]
+
+
+def titles(plan) -> list[str]:
+    return [p.resource.title for p in plan.picks]
+
+
+def test_with_no_history_tier_1_of_every_topic_comes_first_in_list_order(catalog):
+    plan = plan_next(catalog, set(), k=7)
+    assert titles(plan) == [
+        "Programming Massively Parallel Processors (PMPP)", "Lecture Series", "Matmul Worklog",
+        "Anatomy of Matmul", "Roofline Analysis", "Occupancy Calculator", "Advanced Matmul",
+    ]
+
+
+def test_tier_2_of_every_topic_comes_before_tier_3_and_untiered_comes_last(catalog):
+    plan = plan_next(catalog, set(), k=20)
+    tiers = [p.resource.tier for p in plan.picks]
+    assert tiers == sorted(tiers, key=lambda t: 99 if t is None else t)
+
+
+def test_nothing_read_is_ever_recommended(catalog):
+    read = {r.id for r in catalog[:6]}
+    plan = plan_next(catalog, read, k=20)
+    assert not read & {p.resource.id for p in plan.picks}
+    assert len(plan.picks) == len(catalog) - 6
+
+
+def test_a_topic_whose_tier_1_is_done_gets_its_next_tier_first(catalog):
+    read = {"roofline-analysis", "occupancy-calculator"}
+    plan = plan_next(catalog, read, k=3)
+    assert titles(plan)[0] == "Bank Conflicts"
+    assert "next after Tier 1, which you finished" in plan.picks[0].reason
+
+
+def test_a_started_tier_is_finished_first(catalog):
+    plan = plan_next(catalog, {"occupancy-calculator"}, k=1)
+    assert titles(plan) == ["Roofline Analysis"]
+    assert "finishes the tier you started with Occupancy Calculator" in plan.picks[0].reason
+
+
+def test_someone_who_skipped_ahead_is_pointed_back_to_tier_1(catalog):
+    plan = plan_next(catalog, {"ptx-manual"}, k=2)
+    assert titles(plan) == ["Programming Massively Parallel Processors (PMPP)", "Lecture Series"]
+    assert "back to basics" in plan.picks[0].reason and "PTX Manual" in plan.picks[0].reason
+
+
+def test_stated_interest_comes_before_the_global_order(catalog):
+    plan = plan_next(catalog, set(), interest="I want to get good at profiling", k=2)
+    assert titles(plan) == ["Roofline Analysis", "Occupancy Calculator"]
+    assert "topic you asked about" in plan.picks[0].reason
+
+
+def test_topics_in_progress_come_before_untouched_topics(catalog):
+    plan = plan_next(catalog, {"matmul-worklog", "anatomy-of-matmul"}, k=1)
+    assert titles(plan) == ["Advanced Matmul"]
+
+
+def test_every_pick_carries_a_one_line_reason_with_tier_and_topic(catalog):
+    for pick in plan_next(catalog, {"ptx-manual"}, k=20).picks:
+        assert "\n" not in pick.reason
+        assert pick.resource.topic in pick.reason
+
+
+def test_interest_matches_topic_names_through_word_forms(catalog):
+    scores = topic_interest("optimizing kernels", catalog)
+    assert max(scores, key=scores.get) == "Profiling & Optimization"
+
+
+def test_mentions_resolve_author_handles_and_title_acronyms(catalog):
+    found = resolve_mentions("I've finished siboehm's post and PMPP", catalog)
+    assert {r.title for r in found} == {"Matmul Worklog", "Programming Massively Parallel Processors (PMPP)"}
+
+
+def test_mentions_resolve_urls(catalog):
+    found = resolve_mentions("done with https://example.com/cuda-graphs/ already", catalog)
+    assert [r.title for r in found] == ["CUDA Graphs"]
