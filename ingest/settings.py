@@ -50,6 +50,11 @@ class CrawlSettings(BaseModel):
     max_redirects: int = Field(5, ge=0)
     max_body_bytes: int = Field(20_000_000, gt=0)
     allow_private_hosts: bool = Field(False, description="Allow loopback/private/link-local hosts (tests only)")
+    allowed_private_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, addresses or CIDR networks allowed even though not public (e.g. 127.0.0.1 in tests)",
+    )
+    total_timeout_s: float = Field(120.0, gt=0, description="Wall-clock limit for one request, body included")
     respect_robots: bool = True
     url_rewrites: dict[str, str] = Field(
         default_factory=dict, description="URL prefix → replacement, applied before fetching"

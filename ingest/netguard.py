@@ -1,0 +1,133 @@
+"""SSRF guard: the crawler only talks to public http(s) hosts.
+
+A reading list is third-party input, and redirects are chosen by remote servers, so every URL
+(and every redirect hop) is checked before a connection is made: the scheme must be http(s) and
+every address the host resolves to must be globally routable. Loopback, private, link-local
+(cloud metadata at 169.254.169.254), multicast, reserved and unspecified addresses are refused
+unless `crawl.allow_private_hosts` is set, or the host/address/network is listed in
+`crawl.allowed_private_hosts` (tests allow 127.0.0.1 this way).
+
+Known limit: the check resolves the name, then httpx resolves it again to connect; a DNS server
+that answers differently the second time (DNS rebinding) is not caught here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+from typing import Iterable
+from urllib.parse import urlsplit
+
+from ingest.settings import CrawlSettings
+
+log = logging.getLogger(__name__)
+
+ALLOWED_SCHEMES = ("http", "https")
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def address_category(ip: IPAddress) -> str | None:
+    """Why an address is not public ('loopback', 'link-local', ...), or None for a global address."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    checks = (
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("unspecified", ip.is_unspecified),
+        ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
+    )
+    for name, hit in checks:
+        if hit:
+            return name
+    return None if ip.is_global else "non-global"
+
+
+def _allowlist(entries: Iterable[str]) -> tuple[set[str], list[IPNetwork]]:
+    names: set[str] = set()
+    networks: list[IPNetwork] = []
+    for entry in entries:
+        entry = entry.strip().lower()
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            names.add(entry.strip("[]"))
+    return names, networks
+
+
+def _host_of(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a URL; host lower-cased without IPv6 brackets ('' when absent)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def check_scheme_and_host(url: str) -> str | None:
+    """The part of the check that needs no DNS: scheme and presence of a host."""
+    scheme, host, port = _host_of(url)
+    if scheme not in ALLOWED_SCHEMES:
+        return f"blocked: scheme {scheme or '(none)'!r} is not http(s) in {url}"
+    if not host:
+        return f"blocked: no host in {url}"
+    if port < 0:
+        return f"blocked: invalid port in {url}"
+    return None
+
+
+def check_addresses(host: str, addresses: Iterable[str], crawl: CrawlSettings) -> str | None:
+    """None when every resolved address may be contacted, else one reason naming the first bad one."""
+    if crawl.allow_private_hosts:
+        return None
+    names, networks = _allowlist(crawl.allowed_private_hosts)
+    if host in names:
+        return None
+    for text in addresses:
+        ip = ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone id
+        category = address_category(ip)
+        if category is None or any(ip in net for net in networks):
+            continue
+        shown = host if host == str(ip) else f"{host} ({ip})"
+        return (
+            f"blocked: {shown} is a {category} address; "
+            "set crawl.allow_private_hosts or crawl.allowed_private_hosts to allow it"
+        )
+    return None
+
+
+async def resolve(host: str, port: int) -> list[str]:
+    """All addresses getaddrinfo gives for a host, resolved in a worker thread."""
+    infos = await asyncio.to_thread(socket.getaddrinfo, host, port, 0, socket.SOCK_STREAM)
+    return sorted({str(info[4][0]) for info in infos})
+
+
+async def check_url(url: str, crawl: CrawlSettings) -> str | None:
+    """None when the crawler may fetch `url`, else one clear reason (checked on every redirect hop)."""
+    reason = check_scheme_and_host(url)
+    if reason:
+        return reason
+    _, host, port = _host_of(url)
+    if crawl.allow_private_hosts:
+        return None
+    try:
+        addresses = await resolve(host, port)
+    except (OSError, UnicodeError) as exc:
+        return f"cannot resolve host {host}: {exc}"
+    if not addresses:
+        return f"cannot resolve host {host}: no addresses"
+    return check_addresses(host, addresses, crawl)
+
+
+def check_url_sync(url: str, crawl: CrawlSettings) -> str | None:
+    """`check_url` for callers outside an event loop."""
+    return asyncio.run(check_url(url, crawl))
