@@ -1,0 +1,46 @@
+"""What the assistant hands back: an answer, its numbered citations, and where each sits in the list."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Citation:
+    """Source [n] of an answer, traceable to its passage and to its place in the tiered list."""
+
+    n: int
+    resource_id: str
+    title: str
+    url: str
+    topic: str
+    section: str
+    tier: int | None
+    list_url: str
+    passage: str
+    score: float
+    kind: str = ""
+
+    @property
+    def place(self) -> str:
+        tier = f" · Tier {self.tier}" if self.tier is not None else ""
+        return f"{self.topic} › {self.section}{tier}"
+
+
+@dataclass
+class Answer:
+    """`route` is `search` (answered from passages), `next` (reading planner) or `abstain`."""
+
+    text: str
+    citations: list[Citation]
+    abstained: bool
+    route: str
+    question: str = ""
+    standalone_question: str = ""
+    backend: str = ""
+    fallback: str = ""  # why a configured LLM was not used (it failed, or its answer was unsupported)
+    nearest_topics: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

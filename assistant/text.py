@@ -1,0 +1,84 @@
+"""Sentence-level text tools shared by the extractive answerer and the prompt builder:
+split passages into sentences and score them against a question."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i in is it its of on or that the this to was what "
+    "when where which who why will with you your into about than then there these those their they them "
+    "use used using via vs not no yes so if any all each more most much very also only just over under "
+    "between both should would could may might one two get gets make makes".split()
+)
+_ABBREV = re.compile(r"\b(e\.g|i\.e|et al|etc|vs|Fig|fig|approx|Dr|Mr|Ms|No)\.$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
+_FENCE = re.compile(r"```.*?```", re.DOTALL)
+
+
+def terms(text: str) -> list[str]:
+    words = re.findall(r"[a-z0-9][a-z0-9_+\-]*", text.lower())
+    return [w.rstrip("s") if len(w) > 4 else w for w in words if w not in _STOP and len(w) > 1]
+
+
+def sentences(text: str) -> list[str]:
+    """Prose sentences of a markdown passage: code blocks, headings, tables and link lists dropped."""
+    text = _FENCE.sub(" ", text)
+    lines = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "|", "![", "<")) or set(stripped) <= set("-=*_ "):
+            lines.append("")
+            continue
+        lines.append(re.sub(r"^[-*+]\s+|^\d+[.)]\s+", "", stripped))
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", "\n".join(lines)):
+        block = re.sub(r"\s+", " ", block).strip()
+        if not block:
+            continue
+        parts = _SENTENCE_END.split(block)
+        merged: list[str] = []
+        for part in parts:
+            if merged and _ABBREV.search(merged[-1]):
+                merged[-1] = f"{merged[-1]} {part}"
+            else:
+                merged.append(part)
+        out.extend(p.strip() for p in merged if len(p.split()) >= 4)
+    return out
+
+
+def score_sentences(question: str, candidates: list[str]) -> list[float]:
+    """IDF-weighted overlap of question terms with each sentence (IDF over the candidates themselves)."""
+    q_terms = set(terms(question))
+    docs = [set(terms(s)) for s in candidates]
+    df = Counter(t for d in docs for t in d)
+    n = len(docs) or 1
+    return [
+        sum(math.log(1 + n / df[t]) for t in q_terms & d) / (1 + 0.02 * len(s.split()))
+        for s, d in zip(candidates, docs)
+    ]
+
+
+def relevant_sentences(question: str, passage: str, limit: int = 3, max_words: int = 90) -> str:
+    """The passage trimmed to its sentences most relevant to the question, in their original order."""
+    sents = sentences(passage)
+    if not sents:
+        return " ".join(passage.split()[:max_words])
+    scores = score_sentences(question, sents)
+    ranked = sorted(range(len(sents)), key=lambda i: (-scores[i], i))
+    keep: list[int] = []
+    words = 0
+    for i in ranked:
+        n = len(sents[i].split())
+        if len(keep) >= limit or (keep and words + n > max_words):
+            break
+        keep.append(i)
+        words += n
+    return " ".join(sents[i] for i in sorted(keep))
+
+
+def overlap(a: str, b: str) -> int:
+    """Content terms two texts share: the support check for a cited sentence."""
+    return len(set(terms(a)) & set(terms(b)))
