@@ -71,6 +71,9 @@ class ChunkSettings(BaseModel):
     target_words: int = Field(165, ge=20)
     overlap_words: int = Field(30, ge=0)
     near_duplicate_threshold: float = Field(0.9, gt=0, le=1)
+    min_chunk_words: int = Field(40, ge=0, description="A smaller chunk is merged with the next section's")
+    min_document_words: int = Field(15, ge=0, description="Pages with less extracted text are skipped")
+    max_pdf_pages: int = Field(500, ge=1, description="Only this many pages of a PDF are read")
 
 
 class EmbedSettings(BaseModel):
