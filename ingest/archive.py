@@ -16,10 +16,12 @@ import io
 import json
 import logging
 import os
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO
 from urllib.parse import urljoin, urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
@@ -56,7 +58,7 @@ def normalise_url(url: str) -> str:
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _warc_date(when: datetime) -> str:
@@ -275,11 +277,15 @@ def _scan_file(path: Path, start_order: int) -> list[ArchiveEntry]:
         iterator = ArchiveIterator(handle)
         try:
             for record in iterator:
-                offset = iterator.get_record_offset()
-                payload = record.content_stream().read()  # read here so a cut-off tail shows up
+                if not str(record.format).startswith("warc"):
+                    raise ArchiveLoadFailed(f"{record.format or 'unknown'} format, not WARC")
+                # Read the block before asking for the offset (which would skip it): a short read
+                # shows a record cut off by a crash.
+                payload = record.content_stream().read()
                 if getattr(record.raw_stream, "limit", 0):
-                    log.warning("%s: last record (at byte %d) is truncated; ignoring it", path, offset)
+                    log.warning("%s: last record is truncated; ignoring it", path)
                     break
+                offset = iterator.get_record_offset()
                 records_read += 1
                 entry = _entry(record, payload, path, offset, start_order + len(entries))
                 if entry is not None:
@@ -288,8 +294,24 @@ def _scan_file(path: Path, start_order: int) -> list[ArchiveEntry]:
             first_line = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
             if records_read == 0:
                 raise ArchiveError(f"{path}: not a readable WARC file ({first_line})") from None
-            log.warning("%s: unreadable after %d records, probably cut off by a crash (%s)", path, records_read, first_line)
+            log.warning("%s: unreadable after %d records, probably cut off (%s)", path, records_read, first_line)
+    if records_read == 0 and path.stat().st_size > 0 and not _starts_like_warc(path):
+        raise ArchiveError(f"{path}: not a WARC file (no WARC record found)")
     return entries
+
+
+def _starts_like_warc(path: Path) -> bool:
+    """Whether a file begins with a WARC header, gzipped or not (a crash may have cut the rest)."""
+    with open(path, "rb") as handle:
+        head = handle.read(65536)
+    gzipped = head.startswith(b"\x1f\x8b")
+    if gzipped:
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head)
+        except zlib.error:
+            return False
+    prefix = head[:5]
+    return b"WARC/".startswith(prefix) if prefix else gzipped  # a few gzip bytes may decode to nothing yet
 
 
 def _entry(record: Any, payload: bytes, path: Path, offset: int, order: int) -> ArchiveEntry | None:

@@ -19,11 +19,11 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import Message
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Iterable, Sequence
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -120,7 +120,9 @@ def _known_codec(name: str | None) -> bool:
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)""", re.IGNORECASE)
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title)\b", re.IGNORECASE | re.DOTALL)
+_HTML_START = re.compile(
+    rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title)\b", re.IGNORECASE | re.DOTALL
+)
 _BINARY_MAGIC = (
     b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"\x7fELF", b"RIFF", b"OggS",
     b"\x00asm", b"BZh", b"\xfd7zXZ", b"7z\xbc\xaf", b"MZ", b"\x00\x00\x01\x00", b"wOFF", b"wOF2",
@@ -392,10 +394,8 @@ class _Crawler:
         result.elapsed_s = time.monotonic() - started
         if result.status in (FAILED, ROBOTS_DISALLOWED):
             log.warning("%s: %s (%s)", target.url, result.status, result.reason)
-            self.writer.write_failure(
-                result.final_url,
-                {"url": target.url, "status": result.status, "reason": result.reason, "http_status": result.http_status},
-            )
+            note = {"url": target.url, "status": result.status, "reason": result.reason}
+            self.writer.write_failure(result.final_url, {**note, "http_status": result.http_status})
         else:
             log.info("%s: %s", target.url, result.status)
         return result
@@ -427,7 +427,6 @@ class _Crawler:
             chain.append(nxt)
             current = nxt
 
-        common = {"http_status": hop.status, "etag": hop.header("ETag"), "last_modified": hop.header("Last-Modified")}
         if hop.status == 304 and conditional is not None:
             self.writer.write_revisit(current, hop.headers, conditional)
             archived = self.index.load(conditional)
@@ -443,7 +442,10 @@ class _Crawler:
         if refusal:
             raise _Failure(refusal, hop.status)
         self.writer.write_response(current, hop.status, hop.phrase, hop.headers, hop.body, hop.http_version)
-        return replace(base, status=OK, content_type=content_type, body=hop.body, **common)
+        return replace(
+            base, status=OK, http_status=hop.status, content_type=content_type, body=hop.body,
+            etag=hop.header("ETag"), last_modified=hop.header("Last-Modified"),
+        )
 
     async def _get_with_retries(self, url: str, headers: dict[str, str]) -> _Hop:
         retrying = AsyncRetrying(
@@ -451,7 +453,8 @@ class _Crawler:
             wait=self._retry_wait,
             retry=retry_if_exception(_retryable),
             before_sleep=lambda state: log.info(
-                "%s: attempt %d failed (%s), retrying", url, state.attempt_number, state.outcome.exception()
+                "%s: attempt %d failed (%s), retrying",
+                url, state.attempt_number, state.outcome.exception() if state.outcome else "?",
             ),
             reraise=True,
         )

@@ -17,7 +17,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from typing import Iterable
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from ingest.settings import CrawlSettings

@@ -2,7 +2,7 @@
 
 Use it from any test module:
 
-    from http_fixture import FixtureServer, Reply, http_server  # noqa: F401  (registers the fixture)
+    from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401  (the `http_server` fixture)
 
     def test_something(http_server: FixtureServer) -> None:
         http_server.route("/page", Reply.html("<title>Hi</title><p>text</p>"))
@@ -177,7 +177,7 @@ def _make_handler(server: FixtureServer) -> type[BaseHTTPRequestHandler]:
             reply = server._reply_for(request)
             try:
                 self._send(reply)
-            except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            except (BrokenPipeError, ConnectionResetError, TimeoutError):
                 self.close_connection = True
 
         def do_HEAD(self) -> None:
@@ -211,8 +211,8 @@ def _make_handler(server: FixtureServer) -> type[BaseHTTPRequestHandler]:
     return _Handler
 
 
-@pytest.fixture
-def http_server() -> Iterator[FixtureServer]:
+@pytest.fixture(name="http_server")
+def http_server_fixture() -> Iterator[FixtureServer]:
     """A fresh server per test, stopped afterwards."""
     with FixtureServer() as server:
         yield server
@@ -223,7 +223,7 @@ def crawl_settings(home: Path, **crawl: Any) -> Any:
 
     `crawl` overrides fields of the crawl group (e.g. url_rewrites={...}, retries=0).
     """
-    from ingest.settings import Settings
+    from ingest.settings import CrawlSettings, Settings
 
     values: dict[str, Any] = {
         "allowed_private_hosts": ["127.0.0.1"],
@@ -238,4 +238,4 @@ def crawl_settings(home: Path, **crawl: Any) -> Any:
         "per_host_concurrency": 4,
     }
     values.update(crawl)
-    return Settings(home=home, crawl=values)
+    return Settings(home=home, crawl=CrawlSettings(**values))

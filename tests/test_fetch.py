@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from http_fixture import FixtureServer, Reply, Request, crawl_settings, http_server  # noqa: F401
+from http_fixture import FixtureServer, Reply, Request, crawl_settings, http_server_fixture  # noqa: F401
 from warcio.archiveiterator import ArchiveIterator
 
 from ingest.fetch import (
@@ -382,7 +382,7 @@ def test_host_delay_is_honoured(http_server: FixtureServer, tmp_path: Path) -> N
     resources = [res(http_server.url(f"/d{i}"), f"r{i}") for i in range(3)]
     crawl_sync(resources, crawl_settings(tmp_path, host_delay_s=0.2, per_host_concurrency=2), progress=False)
     times.sort()
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert len(times) == 3 and min(gaps) >= 0.18
 
 
@@ -420,7 +420,8 @@ def test_offline_setting_replays_without_network(http_server: FixtureServer, tmp
     http_server.route("/page", Reply.html("<p>archived</p>"))
     crawl_sync([res(http_server.url("/page"))], crawl_settings(tmp_path), progress=False)
     offline = crawl_settings(tmp_path, offline=True)
-    results = crawl_sync([res(http_server.url("/page"), "a"), res(http_server.url("/new"), "b")], offline, progress=False)
+    resources = [res(http_server.url("/page"), "a"), res(http_server.url("/new"), "b")]
+    results = crawl_sync(resources, offline, progress=False)
     assert [r.status for r in results] == ["ok", "skipped-offline"]
     assert http_server.count("/page") == 1 and http_server.count("/new") == 0
 
@@ -432,7 +433,9 @@ def test_arxiv_and_github_followups_are_fetched(http_server: FixtureServer, tmp_
     http_server.route("/arxiv/abs/2402.13499", Reply.html("<p>abstract</p>"))
     http_server.route("/arxiv/pdf/2402.13499", Reply.file("paper.pdf"))
     http_server.route("/gh/gpu-mode/lectures", Reply.html("<p>repo page</p>"))
-    http_server.route("/raw/gpu-mode/lectures/HEAD/README.md", Reply.text("# Lectures", content_type="text/plain; charset=utf-8"))
+    http_server.route(
+        "/raw/gpu-mode/lectures/HEAD/README.md", Reply.text("# Lectures", content_type="text/plain; charset=utf-8")
+    )
     settings = crawl_settings(
         tmp_path,
         url_rewrites={
