@@ -46,9 +46,12 @@ class ArchiveError(Exception):
 
 def normalise_url(url: str) -> str:
     """A loose key: http/https, a leading 'www.' and a trailing slash do not matter; fragments dropped."""
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower().removeprefix("www.")
-    port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower().removeprefix("www.")
+        port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
+    except ValueError:  # malformed (bad IPv6 bracket or port): only an exact match can find it
+        return url.strip()
     path = parts.path.rstrip("/")
     query = f"?{parts.query}" if parts.query else ""
     return f"{host}{port}{path}{query}"

@@ -182,7 +182,7 @@ def classify_body(header_type: str, body: bytes, url: str = "") -> tuple[str, st
         return "", f"unsupported content type {mime}"
     if looks_binary(body):
         return "", f"binary body labelled {mime}"
-    if mime == "text/plain" and urlsplit(url).path.lower().endswith((".md", ".markdown")):
+    if mime == "text/plain" and url.split("?", 1)[0].split("#", 1)[0].lower().endswith((".md", ".markdown")):
         mime = "text/markdown"
     return f"{mime}; charset={detect_charset(body, declared, mime)}", None
 
@@ -465,6 +465,8 @@ class _Crawler:
             raise _Failure(f"HTTP {exc.status} {exc.phrase} (after {attempts} attempts)".strip(), exc.status) from None
         except _Failure:
             raise
+        except httpx.InvalidURL as exc:
+            raise _Failure(f"invalid URL: {exc}") from None
         except (httpx.HTTPError, TimeoutError) as exc:
             raise _Failure(_describe_error(exc, self.crawl)) from None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 from ingest.settings import CrawlSettings
 
@@ -36,9 +36,21 @@ _PART_LINK_TEXT = re.compile(r"\bpart\s*(?:\d+|one|two|three|four|five|six|i{1,3
 _PART_LINK_PATH = re.compile(r"part[-_]?(?:\d+|one|two|three|four|five|six|i{1,3}|iv|vi?)(?:\b|[-_/.])", re.IGNORECASE)
 
 
+def _split(url: str) -> SplitResult | None:
+    """urlsplit that gives None for a malformed URL (a bad IPv6 bracket) instead of raising."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (raises for a non-numeric port)
+    except ValueError:
+        return None
+    return parts
+
+
 def arxiv_pdf_url(url: str) -> str | None:
     """https://arxiv.org/abs/2402.13499v2 → https://arxiv.org/pdf/2402.13499v2 (else None)."""
-    parts = urlsplit(url)
+    parts = _split(url)
+    if parts is None:
+        return None
     host = (parts.hostname or "").lower().removeprefix("www.")
     if host not in {"arxiv.org", "export.arxiv.org"}:
         return None
@@ -53,7 +65,9 @@ def github_readme_url(url: str) -> str | None:
 
     Only a repository's front page counts: deeper paths (issues, a file, a tree) are not followed.
     """
-    parts = urlsplit(url)
+    parts = _split(url)
+    if parts is None:
+        return None
     host = (parts.hostname or "").lower().removeprefix("www.")
     if host != "github.com":
         return None
@@ -110,7 +124,8 @@ class _LinkParser(HTMLParser):
 
 
 def _site(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower().removeprefix("www.")
+    parts = _split(url)
+    return (parts.hostname or "").lower().removeprefix("www.") if parts else ""
 
 
 def _without_fragment(url: str) -> str:
@@ -140,12 +155,16 @@ def series_part_links(page_url: str, html: str, same_site: bool = True) -> list[
     here = _without_fragment(page_url).rstrip("/")
     out: list[str] = []
     for href, text in parser.links:
-        target = _without_fragment(urljoin(page_url, href.strip()))
-        if urlsplit(target).scheme not in ("http", "https") or target.rstrip("/") == here:
+        try:
+            target = _without_fragment(urljoin(page_url, href.strip()))
+        except ValueError:
+            continue  # a malformed href
+        parts = _split(target)
+        if parts is None or parts.scheme not in ("http", "https") or target.rstrip("/") == here:
             continue
         if same_site and _site(target) != _site(page_url):
             continue
-        if not (_PART_LINK_TEXT.search(text) or _PART_LINK_PATH.search(urlsplit(target).path)):
+        if not (_PART_LINK_TEXT.search(text) or _PART_LINK_PATH.search(parts.path)):
             continue
         if target not in out:
             out.append(target)

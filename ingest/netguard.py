@@ -63,7 +63,10 @@ def _allowlist(entries: Iterable[str]) -> tuple[set[str], list[IPNetwork]]:
 
 
 def _host_of(url: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of a URL; host lower-cased without IPv6 brackets ('' when absent)."""
+    """(scheme, host, port) of a URL; host lower-cased without IPv6 brackets ('' when absent).
+
+    Raises ValueError for a URL that cannot be parsed (e.g. an unclosed IPv6 bracket).
+    """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     try:
@@ -75,7 +78,10 @@ def _host_of(url: str) -> tuple[str, str, int]:
 
 def check_scheme_and_host(url: str) -> str | None:
     """The part of the check that needs no DNS: scheme and presence of a host."""
-    scheme, host, port = _host_of(url)
+    try:
+        scheme, host, port = _host_of(url)
+    except ValueError:
+        return f"blocked: malformed URL {url}"
     if scheme not in ALLOWED_SCHEMES:
         return f"blocked: scheme {scheme or '(none)'!r} is not http(s) in {url}"
     if not host:

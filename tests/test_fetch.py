@@ -67,6 +67,7 @@ def test_404_fails_with_status(http_server: FixtureServer, tmp_path: Path) -> No
     assert result.http_status == 404
     assert "404" in result.reason
     assert http_server.count("/missing") == 1  # a 404 is not retried
+    assert ("metadata", http_server.url("/missing")) in warc_records(tmp_path)  # the failure is archived
 
 
 def test_500_then_200_is_retried(http_server: FixtureServer, tmp_path: Path) -> None:
@@ -200,6 +201,23 @@ def test_connection_reset_mid_body_fails(http_server: FixtureServer, tmp_path: P
     assert result.status == "failed"
     assert result.reason.startswith("connection broken")
     assert http_server.count("/reset") == 2  # retried once
+
+
+def test_malformed_url_fails_cleanly(tmp_path: Path) -> None:
+    resources = [res("http://[::1/broken", "a"), res("http://exa mple.org/", "b")]
+    results = crawl_sync(resources, crawl_settings(tmp_path), progress=False)
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert not any(r.reason.startswith("internal error") for r in results)
+
+
+def test_archived_redirect_chain_is_resumed_without_requests(http_server: FixtureServer, tmp_path: Path) -> None:
+    http_server.route("/old", Reply.redirect("/new", 301))
+    http_server.route("/new", Reply.html("<p>moved</p>"))
+    settings = crawl_settings(tmp_path)
+    crawl_sync([res(http_server.url("/old"))], settings, progress=False)
+    again = crawl_sync([res(http_server.url("/old"))], settings, progress=False)[0]
+    assert (again.status, again.final_url, again.body) == ("ok", http_server.url("/new"), b"<p>moved</p>")
+    assert (http_server.count("/old"), http_server.count("/new")) == (1, 1)
 
 
 def test_empty_url_fails_with_no_url(tmp_path: Path) -> None:

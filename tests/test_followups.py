@@ -30,6 +30,7 @@ PAGE = "https://blog.example.com/posts/matmul-part-1/"
         ("https://arxiv.org/pdf/2402.13499", None),
         ("https://arxiv.org/list/cs.DC/recent", None),
         ("https://notarxiv.org/abs/2402.13499", None),
+        ("http://[::1/abs/2402.13499", None),
     ],
 )
 def test_arxiv_abs_maps_to_pdf(url: str, pdf: str | None) -> None:
@@ -79,7 +80,7 @@ def test_page_without_series_mention_has_no_part_links() -> None:
 
 
 def test_malformed_html_does_not_break_link_discovery() -> None:
-    html = "<title>Part 1<a href='/part-2'>Part 2<p><a href=/part-3>Part 3"
+    html = "<title>Part 1<a href='/part-2'>Part 2<p><a href=/part-3>Part 3<a href='http://[x/part-4'>Part 4</a>"
     assert series_part_links("https://x.example/part-1", html) == [
         "https://x.example/part-2", "https://x.example/part-3",
     ]
