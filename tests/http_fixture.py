@@ -32,6 +32,8 @@ from typing import Any
 
 import pytest
 
+from ingest.settings import CrawlSettings, Settings
+
 WEB_FIXTURES = Path(__file__).parent / "fixtures" / "web"
 
 
@@ -218,13 +220,11 @@ def http_server_fixture() -> Iterator[FixtureServer]:
         yield server
 
 
-def crawl_settings(home: Path, **crawl: Any) -> Any:
+def crawl_settings(home: Path, **crawl: Any) -> Settings:
     """Settings for crawling the fixture server fast: 127.0.0.1 allowed, tiny timeouts, no delays.
 
     `crawl` overrides fields of the crawl group (e.g. url_rewrites={...}, retries=0).
     """
-    from ingest.settings import CrawlSettings, Settings
-
     values: dict[str, Any] = {
         "allowed_private_hosts": ["127.0.0.1"],
         "host_delay_s": 0.0,
