@@ -29,6 +29,8 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from ingest.errors import UserError
+
 log = logging.getLogger(__name__)
 
 ARCHIVE_GLOBS = ("*.warc.gz", "*.warc")
@@ -37,7 +39,7 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _DROPPED_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length", "connection", "keep-alive"})
 
 
-class ArchiveError(Exception):
+class ArchiveError(UserError):
     """An archive cannot be used; the message is one line naming the file."""
 
 
