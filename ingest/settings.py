@@ -74,6 +74,10 @@ class ChunkSettings(BaseModel):
     min_chunk_words: int = Field(40, ge=0, description="A smaller chunk is merged with the next section's")
     min_document_words: int = Field(15, ge=0, description="Pages with less extracted text are skipped")
     max_pdf_pages: int = Field(500, ge=1, description="Only this many pages of a PDF are read")
+    max_wordpieces: int = Field(
+        256, ge=0,
+        description="Estimated word-pieces of context header + chunk the embedder reads; 0: count words only",
+    )
 
 
 class EmbedSettings(BaseModel):
