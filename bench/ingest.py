@@ -20,7 +20,7 @@ import re
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import lxml.html
@@ -56,7 +56,7 @@ _BOILERPLATE = re.compile("|".join(rf"(?<!\w){re.escape(p)}(?!\w)" for p in BOIL
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def replay_archive(resources: list[Resource], warc: Path) -> list[FetchResult]:

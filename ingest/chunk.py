@@ -1,10 +1,11 @@
-"""Document → retrievable passages of about `chunk.target_words` words, split along headings.
+"""Document → retrievable passages of at most `chunk.target_words` words, split along headings.
 
-The embedding model reads at most 256 word-pieces, so passages stay near 165 words. Every chunk is
-an exact slice of `Document.text` (`doc.text[start:end] == chunk.text`), so a citation can point
-back into the page. Sections (by markdown heading) are split with langchain's
-RecursiveCharacterTextSplitter measuring words; fenced code blocks are masked as one "line" first,
-so the splitter only cuts inside code that alone is longer than a chunk.
+Every chunk is an exact slice of `Document.text` (`doc.text[start:end] == chunk.text`), so a
+citation can point back into the page. Sections (by markdown heading) are split with langchain's
+RecursiveCharacterTextSplitter; fenced code blocks are masked as one "line" first, so the splitter
+only cuts inside code that alone is longer than a chunk, and a heading is glued to its first
+paragraph. Length is counted in words, and also in estimated word-pieces: the embedding model reads
+at most 256 of them for context header + passage, and 165 words of code or tables are often 500+.
 """
 
 from __future__ import annotations
@@ -356,10 +357,11 @@ def make_chunk_id(resource_id: str, doc: Document, ordinal: int, text: str) -> s
 def chunk_document(doc: Document, resource: Resource, settings: ChunkSettings | None = None) -> list[Chunk]:
     """Heading-aware chunks of one document, each with its resource's context header."""
     settings = settings or ChunkSettings()
-    chunks = []
+
     def context_for(path: tuple[str, ...]) -> str:
         return context_header(resource, path, doc.title)
 
+    chunks = []
     for ordinal, span in enumerate(split_spans(doc.text, settings, context_for)):
         text = doc.text[span.start : span.end]
         chunks.append(

@@ -31,9 +31,10 @@ log = logging.getLogger(__name__)
 
 EXTRACTOR_VERSION = "1"
 
-_CHARSET_PARAM = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_USABLE_STATUSES = ("ok", "not-modified")  # a 304 result carries the archived body
 _TEXT_TYPES = {"text/markdown", "text/x-markdown", "text/plain", "text/x-rst", "text/prs.fallenstein.rst"}
 _TEXT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
 _HTML_TYPES = {"text/html", "application/xhtml+xml"}
@@ -62,6 +63,7 @@ _TRAFILATURA_CONFIG.set("DEFAULT", "MIN_EXTRACTED_SIZE", "25")
 _TOKEN = "GGCODEBLOCK{:05d}X"
 _TOKEN_RE = re.compile(r"GGCODEBLOCK(\d{5})X")
 _FENCED_TOKEN = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[^\n]*\n\s*GGCODEBLOCK(\d{5})X\s*\n[ \t]*\1[ \t]*$")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 
@@ -106,7 +108,7 @@ def decode_body(body: bytes, content_type: str = "") -> str:
         if body.startswith(bom):
             return body.decode(name, errors="replace")
     header = _HEADER_CHARSET.search(content_type or "")
-    meta = _CHARSET_PARAM.search(body[:4096])
+    meta = _META_CHARSET.search(body[:4096])
     charset = _codec(header.group(1) if header else None) or _codec(meta.group(1) if meta else None) or "utf-8"
     return body.decode(charset, errors="replace")
 
@@ -159,6 +161,8 @@ def _protect_code(tree: lxml.html.HtmlElement) -> list[str]:
         if "lineno" in (pre.get("class") or ""):  # line-number gutters of highlighted code
             pre.drop_tree()
             continue
+        for br in pre.iter("br"):  # some highlighters break lines with <br>
+            br.tail = "\n" + (br.tail or "")
         code = pre.text_content().replace("\r\n", "\n").replace("\xa0", " ").strip("\n").rstrip()
         if not code.strip():
             continue
@@ -220,6 +224,7 @@ def _meta_authors(value: str | None) -> str:
 
 def extract_html(html: str, url: str = "") -> _Page | None:
     """Main text of an HTML page as markdown, with code blocks intact, plus title/author/date."""
+    html = _XML_DECLARATION.sub("", html, count=1)  # lxml refuses str input that declares an encoding
     try:
         tree = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError) as exc:
@@ -296,9 +301,9 @@ def extract(
     """One fetched page as a Document, or None (with the reason logged) when nothing usable came."""
     settings = settings or ChunkSettings()
     url = fetched.final_url or fetched.url
-    if fetched.status != "ok" or not fetched.body:
+    if fetched.status not in _USABLE_STATUSES or not fetched.body:
         log.info("%s: nothing to extract (status %s%s)", fetched.url, fetched.status,
-                 ", empty body" if fetched.status == "ok" else "")
+                 ", empty body" if fetched.status in _USABLE_STATUSES else "")
         return None
     fmt = detect_format(fetched)
     if fmt == "pdf":

@@ -329,5 +329,7 @@ class ChunkStore:
         try:
             info = RunInfo(run[0], run[1], json.loads(run[2]), json.loads(run[3]))
         except ValueError as exc:
-            raise StoreError(f"{self.path}: corrupt run record ({exc}); delete it and re-run `gpuguide ingest`") from None
+            raise StoreError(
+                f"{self.path}: corrupt run record ({exc}); delete it and re-run `gpuguide ingest`"
+            ) from None
         return RunReport(info, [ReportRow(*r) for r in rows])

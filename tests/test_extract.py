@@ -46,7 +46,8 @@ def make_pdf(lines: list[str], title: str = "", author: str = "") -> bytes:
         NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
         NameObject("/BaseFont"): NameObject("/Helvetica"),
     })
-    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    fonts = DictionaryObject({NameObject("/F1"): font})
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
     ops = ["BT /F1 11 Tf 72 740 Td"] + [f"({line}) Tj 0 -14 Td" for line in lines] + ["ET"]
     stream = DecodedStreamObject()
     stream.set_data("\n".join(ops).encode("latin-1"))
@@ -117,7 +118,8 @@ def test_title_author_date_metadata(article: Document) -> None:
 
 
 def test_resource_fills_missing_metadata() -> None:
-    html = "<html><body><article><p>" + "Warp schedulers issue one instruction per cycle. " * 6 + "</p></article></body></html>"
+    para = "Warp schedulers issue one instruction per cycle. " * 6
+    html = f"<html><body><article><p>{para}</p></article></body></html>"
     doc = extract(fetched(html.encode()), resource())
     assert doc is not None
     assert (doc.title, doc.authors) == ("Tiling tutorial", "Listed Author")
@@ -128,7 +130,8 @@ def test_content_hash_is_sha256_of_text(article: Document) -> None:
 
 
 def test_page_without_main_text_gives_none(caplog: pytest.LogCaptureFixture) -> None:
-    html = b"<html><body><nav><a href='/'>Home</a><a href='/x'>Pricing</a></nav><main><article></article></main></body></html>"
+    html = (b"<html><body><nav><a href='/'>Home</a><a href='/x'>Pricing</a></nav>"
+            b"<main><article></article></main></body></html>")
     with caplog.at_level(logging.INFO, logger="ingest.extract"):
         assert extract(fetched(html), resource()) is None
     assert "example.com/tiling" in caplog.text
@@ -237,3 +240,24 @@ def test_distinct_documents_kept() -> None:
     b = _doc("https://a.example/2", " ".join(f"beta{i}" for i in range(200)))
     half = _doc("https://a.example/3", " ".join([f"alpha{i}" for i in range(100)] + [f"gamma{i}" for i in range(100)]))
     assert dedupe_documents([a, b, half], threshold=0.9) == [a, b, half]
+
+
+def test_xhtml_with_xml_declaration() -> None:
+    para = "Tensor memory accelerators copy tiles between global and shared memory asynchronously. " * 3
+    body = f'<?xml version="1.0" encoding="utf-8"?>\n<html><body><article><p>{para}</p></article></body></html>'
+    doc = extract(fetched(body.encode(), content_type="application/xhtml+xml"), resource())
+    assert doc is not None and "Tensor memory accelerators" in doc.text
+
+
+def test_not_modified_result_with_archived_body_is_extracted() -> None:
+    doc = extract(fetched((PAGES / "article.html").read_bytes(), status="not-modified"), resource())
+    assert doc is not None and doc.text.startswith("# Tiling Shared Memory for SGEMM")
+
+
+def test_code_lines_broken_with_br_tags() -> None:
+    para = "The launch configuration below uses one block per row of the matrix. " * 3
+    code = "dim3 grid(N);<br>dim3 block(256);<br>k&lt;&lt;&lt;grid, block&gt;&gt;&gt;();"
+    html = f"<html><body><article><p>{para}</p><pre>{code}</pre></article></body></html>"
+    doc = extract(fetched(html.encode()), resource())
+    assert doc is not None
+    assert "```\ndim3 grid(N);\ndim3 block(256);\nk<<<grid, block>>>();\n```" in doc.text
