@@ -84,6 +84,9 @@ class EmbedSettings(BaseModel):
     model_path: str | None = Field(None, description="Local sentence-transformers folder; default: packaged MiniLM")
     device: str = Field("auto", description="auto / cpu / cuda / mps")
     batch_size: int = Field(64, ge=1)
+    cache_file: Path | None = Field(
+        None, description="SQLite cache of embeddings by content hash; default: embeddings.sqlite3 in the data dir"
+    )
 
 
 class IndexSettings(BaseModel):
@@ -97,7 +100,10 @@ class IndexSettings(BaseModel):
     candidates: int = 50
     passages_per_resource: int = 3
     rerank_model_path: str | None = Field(None, description="CrossEncoder folder; default: built-in reranker")
-    abstain_threshold: float = 0.0
+    abstain_threshold: float = Field(
+        0.0, description="Abstain when the top hit's confidence is below this (calibrated on the dev set)"
+    )
+    search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
 
 class LLMSettings(BaseModel):

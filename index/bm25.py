@@ -1,0 +1,121 @@
+"""The lexical half of the index: BM25 (bm25s) over each chunk's `indexed_text`, saved as JSON + .npy.
+
+The tokenizer is ours, tuned for this domain: identifiers like `E4M3`, `H100`, `tcgen05` stay whole,
+camel-case names also yield their parts (`FlashAttention` → flashattention, flash, attention), hyphenated
+words also yield the joined form (`all-reduce` → allreduce), and plurals are folded (`kernels` → kernel).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import bm25s
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+
+from index.records import REBUILD_HINT, IndexLoadError
+
+log = logging.getLogger(__name__)
+
+TOKENIZER_VERSION = "gpuguide-bm25-3"
+_STOP = frozenset(STOPWORDS_EN) | frozenset(
+    """
+    about above after again against all am any anyone anything because been before being below between both can
+    cannot could did do does doing done down during each else ever every few from further get gets getting got
+    had has have having he her here hers herself him himself his how however i i'd i'll i'm i've its itself just
+    let like may me might more most much must my myself need nor now off once only other ought our ours ourselves
+    out over own please same shall she should so some someone something still than that's them themselves
+    those through too under until up upon us using use very want wants we were what what's when where whether
+    which while who whom whose why would you your yours yourself yourselves
+    """.split()
+)
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_ACRONYM_PLURAL = re.compile(r"^[A-Z]{2,}s$")
+_KEEP_S = ("ss", "us", "is", "as")
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ions", "ing", "ion", "ers", "ies", "ied", "er", "ed", "es", "s", "e")
+
+
+def _fold(token: str) -> str:
+    """A light suffix stripper (fused/fusing/fusion → fus, kernels → kernel, launches → launch); identifiers
+    with digits (E4M3, H100, tcgen05) and short words are left alone."""
+    if len(token) < 4 or any(ch.isdigit() for ch in token):
+        return token
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+            if suffix == "s" and token.endswith(_KEEP_S):
+                continue
+            stem = token[: -len(suffix)]
+            return stem + "y" if suffix in ("ies", "ied") else stem
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        parts = re.split(r"[-_]", word)
+        forms = [word.replace("-", "").replace("_", "")] if len(parts) > 1 else []
+        for part in parts:
+            if _ACRONYM_PLURAL.match(part):  # GPUs, SMs, TPUs
+                part = part[:-1]
+            forms.append(part)
+            if part.isalpha():
+                pieces = _CAMEL.findall(part)
+                if len(pieces) > 1:
+                    forms.extend(p for p in pieces if len(p) >= 3)
+        for form in forms:
+            low = form.lower()
+            if low in _STOP or (len(low) == 1 and low.isalpha()):
+                continue
+            out.append(_fold(low))
+    return out
+
+
+class BM25Index:
+    """Scores every row (chunk) for a query; rows are in docstore order, so masks line up."""
+
+    def __init__(self, model: bm25s.BM25, n_docs: int) -> None:
+        self.model = model
+        self.n_docs = n_docs
+
+    @classmethod
+    def build(cls, texts: list[str]) -> BM25Index:
+        model = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+        tokens = [tokenize(t) or [""] for t in texts]
+        if texts:
+            model.index(tokens, show_progress=False)
+        return cls(model, len(texts))
+
+    def vocabulary(self) -> set[str]:
+        return set(getattr(self.model, "vocab_dict", {}) or {})
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every row; zeros when no query term is in the vocabulary."""
+        if self.n_docs == 0:
+            return np.zeros(0, dtype=np.float32)
+        ids = self.model.get_tokens_ids(tokenize(query))
+        if not ids:
+            return np.zeros(self.n_docs, dtype=np.float32)
+        return np.asarray(self.model.get_scores_from_ids(ids), dtype=np.float32)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        if self.n_docs:
+            self.model.save(str(directory), allow_pickle=False)
+
+    @classmethod
+    def load(cls, directory: Path, n_docs: int) -> BM25Index:
+        if n_docs == 0:
+            return cls(bm25s.BM25(), 0)
+        try:
+            model = bm25s.BM25.load(str(directory), load_corpus=False, allow_pickle=False, mmap=False)
+        except (OSError, ValueError, KeyError) as exc:
+            raise IndexLoadError(f"the BM25 index in {directory} is corrupt ({exc.__class__.__name__}); {REBUILD_HINT}") from None
+        if int(model.scores.get("num_docs", -1)) != n_docs:
+            raise IndexLoadError(f"the BM25 index in {directory} does not match the chunk table; {REBUILD_HINT}")
+        return cls(model, n_docs)

@@ -1,0 +1,120 @@
+"""Chunk text, metadata and the catalog inside the index dir, in SQLite (JSON columns, no pickles).
+
+Row order is the BM25 document order; each row also carries the chunk's FAISS id, so a dense hit, a BM25
+score and a chunk meet on the same row. Resources live here too, so search works without the catalog.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from index.records import REBUILD_HINT, IndexLoadError
+from index.vectors import vector_id
+from ingest.records import Chunk, Resource
+
+DOCSTORE_FILE = "chunks.sqlite3"
+
+_SCHEMA = """
+CREATE TABLE chunks (
+    row INTEGER PRIMARY KEY, vid INTEGER NOT NULL UNIQUE, chunk_id TEXT NOT NULL UNIQUE,
+    resource_id TEXT NOT NULL, url TEXT NOT NULL, heading_path TEXT NOT NULL, start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL, text TEXT NOT NULL, context TEXT NOT NULL, source_kind TEXT NOT NULL,
+    extra TEXT NOT NULL, content_hash TEXT NOT NULL
+);
+CREATE TABLE resources (id TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
+"""
+
+
+def content_hash(chunk: Chunk) -> str:
+    """What decides whether a chunk's vector is still valid: the exact text the model saw."""
+    return hashlib.sha256(chunk.indexed_text.encode()).hexdigest()
+
+
+@dataclass
+class DocStore:
+    """All chunks and resources of one index, in memory (a few MB for thousands of chunks)."""
+
+    chunks: list[Chunk]
+    vids: np.ndarray  # int64 FAISS id per row
+    hashes: list[str]
+    resources: dict[str, Resource]
+
+    def __post_init__(self) -> None:
+        self.row_of_vid = {int(v): i for i, v in enumerate(self.vids)}
+        order = {rid: i for i, rid in enumerate(self.resources)}
+        self.resource_rows = np.array([order.get(c.resource_id, -1) for c in self.chunks], dtype=np.int64)
+        self.resource_list = list(self.resources.values())
+
+    @classmethod
+    def from_records(cls, chunks: list[Chunk], resources: list[Resource]) -> DocStore:
+        known = {r.id: r for r in resources}
+        return cls(
+            chunks=list(chunks),
+            vids=np.array([vector_id(c.chunk_id) for c in chunks], dtype=np.int64),
+            hashes=[content_hash(c) for c in chunks],
+            resources=known,
+        )
+
+    def write(self, path: Path) -> None:
+        db = sqlite3.connect(str(path))
+        try:
+            db.executescript(_SCHEMA)
+            db.executemany(
+                "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        row, int(self.vids[row]), c.chunk_id, c.resource_id, c.url,
+                        json.dumps(list(c.heading_path), ensure_ascii=False), c.start, c.end, c.text, c.context,
+                        c.source_kind, json.dumps(c.extra, ensure_ascii=False, default=str), self.hashes[row],
+                    )
+                    for row, c in enumerate(self.chunks)
+                ],
+            )
+            db.executemany(
+                "INSERT INTO resources VALUES (?,?,?)",
+                [(r.id, i, json.dumps(r.to_dict(), ensure_ascii=False)) for i, r in enumerate(self.resources.values())],
+            )
+            db.commit()
+        finally:
+            db.close()
+
+    @classmethod
+    def read(cls, path: Path) -> DocStore:
+        if not path.exists():
+            raise IndexLoadError(f"the chunk table {path} is missing; {REBUILD_HINT}")
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                rows = db.execute(
+                    'SELECT vid, chunk_id, resource_id, url, heading_path, start, "end", text, context,'
+                    " source_kind, extra, content_hash FROM chunks ORDER BY row"
+                ).fetchall()
+                res_rows = db.execute("SELECT data FROM resources ORDER BY position").fetchall()
+            finally:
+                db.close()
+            chunks = [
+                Chunk(
+                    chunk_id=r[1], resource_id=r[2], url=r[3], heading_path=tuple(json.loads(r[4])), start=r[5],
+                    end=r[6], text=r[7], context=r[8], source_kind=r[9], extra=json.loads(r[10]),
+                )
+                for r in rows
+            ]
+            resources = [Resource.from_dict(json.loads(r[0])) for r in res_rows]
+        except (sqlite3.Error, ValueError, TypeError) as exc:
+            raise IndexLoadError(f"the chunk table {path} is corrupt ({exc.__class__.__name__}); {REBUILD_HINT}") from None
+        return cls(
+            chunks=chunks,
+            vids=np.array([r[0] for r in rows], dtype=np.int64),
+            hashes=[r[11] for r in rows],
+            resources={r.id: r for r in resources},
+        )
+
+    def resource_of(self, row: int) -> Resource | None:
+        index = int(self.resource_rows[row])
+        return self.resource_list[index] if index >= 0 else None

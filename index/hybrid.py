@@ -1,0 +1,50 @@
+"""Fusion and aggregation: weighted reciprocal-rank fusion of chunk rankings, rolled up to resources.
+
+Chunk ranks are fused first (BM25 and dense agree on passages, not just on documents), then each resource
+takes its best fused chunk. Measured on the dev set against fusing per-resource rankings instead: chunk-level
+fusion ranked the gold resource higher (MRR@10 0.85 vs 0.82 over the search questions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+import numpy as np
+
+
+def rrf(rankings: Sequence[tuple[Sequence[Hashable], float]], k: int = 60) -> dict[Hashable, float]:
+    """Weighted reciprocal-rank fusion: score(x) = Σ weight / (k + rank of x), ranks starting at 1."""
+    fused: dict[Hashable, float] = {}
+    for ranking, weight in rankings:
+        if weight == 0:
+            continue
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return fused
+
+
+def ranked(scores: Mapping[Hashable, float]) -> list[Hashable]:
+    """Keys by descending score; ties keep insertion order (stable)."""
+    return [key for key, _ in sorted(scores.items(), key=lambda kv: -kv[1])]
+
+
+def best_per_group(rows: np.ndarray, scores: np.ndarray, groups: np.ndarray) -> dict[int, float]:
+    """Max score per group (resource) over the given rows; rows of group -1 (unknown resource) are dropped."""
+    out: dict[int, float] = {}
+    for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
+        group = int(groups[row])
+        if group >= 0 and score > out.get(group, -np.inf):
+            out[group] = score
+    return out
+
+
+def top_rows(scores: np.ndarray, n: int, mask: np.ndarray | None = None, positive_only: bool = False) -> np.ndarray:
+    """Indices of the n highest scores, best first, restricted to `mask` (and to scores > 0 if asked)."""
+    keep = np.ones(len(scores), dtype=bool) if mask is None else mask.copy()
+    if positive_only:
+        keep &= scores > 0
+    candidates = np.flatnonzero(keep)
+    if len(candidates) > n:
+        part = np.argpartition(-scores[candidates], n - 1)[:n]
+        candidates = candidates[part]
+    return candidates[np.argsort(-scores[candidates], kind="stable")]

@@ -1,0 +1,115 @@
+"""Second stage over the fused candidates, behind one interface: `rerank(query, hits) -> hits`.
+
+* `FieldReranker` (default): the fused score plus evidence the first stage cannot see — the query's words in a
+  resource's title (typos tolerated), its note, GPU identifiers (TMA, E4M3) in title/note, a catalog name
+  (author, publisher) in the query — and the query's constraints: "papers only", "no repos", "anything by X,
+  only his stuff" move non-matching resources below matching ones (kept, so a list still has k entries).
+* `CrossEncoderReranker`: a sentence-transformers CrossEncoder folder (`index.rerank_model_path`) scoring
+  (query, best passage) pairs; the same constraints apply.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from index.fields import FieldIndex, PreparedQuery
+from index.query import parse_query
+from index.records import ResourceHit
+from ingest.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Reranker(Protocol):
+    def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]: ...
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """How much each kind of evidence adds to the fused score (normalised so the top candidate has 1.0)."""
+
+    title: float = 0.3
+    note: float = 0.1
+    identifiers: float = 0.1
+    named: float = 0.2
+    kind_mentioned: float = 0.05
+
+
+def satisfies(prepared: PreparedQuery, fields: FieldIndex, index: int) -> bool:
+    """Whether a resource meets the query's explicit constraints (kinds only / excluded, only-this-author)."""
+    intent = prepared.intent
+    kind = fields.resources[index].kind
+    if intent.kinds_only and kind not in intent.kinds_only:
+        return False
+    if kind in intent.kinds_excluded:
+        return False
+    named, only = prepared.named
+    return not (only and index not in named)
+
+
+def _constrained(scored: list[tuple[bool, float, ResourceHit]]) -> list[ResourceHit]:
+    scored.sort(key=lambda t: (not t[0], -t[1]))
+    return [replace(hit, score=score) for _, score, hit in scored]
+
+
+class FieldReranker:
+    def __init__(self, fields: FieldIndex, weights: RerankWeights | None = None) -> None:
+        self.fields = fields
+        self.weights = weights or RerankWeights()
+        self._position = {r.id: i for i, r in enumerate(fields.resources)}
+
+    def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
+        if not hits:
+            return hits
+        prepared = self.fields.prepare(parse_query(query))
+        w = self.weights
+        top = max(h.score for h in hits) or 1.0
+        scored = []
+        for hit in hits:
+            index = self._position.get(hit.resource.id)
+            if index is None:
+                scored.append((True, hit.score / top, hit))
+                continue
+            ev = self.fields.evidence(prepared, index)
+            score = (
+                hit.score / top
+                + w.title * ev.title
+                + w.note * ev.note
+                + w.identifiers * ev.identifiers
+                + w.named * ev.named
+                + w.kind_mentioned * (hit.resource.kind in prepared.intent.kinds_mentioned)
+            )
+            scored.append((satisfies(prepared, self.fields, index), score, hit))
+        return _constrained(scored)
+
+
+class CrossEncoderReranker:
+    """A local CrossEncoder over (query, best passages); the query's constraints still apply."""
+
+    def __init__(self, model_path: str, fields: FieldIndex) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self.model = CrossEncoder(model_path, local_files_only=True)
+        self.fields = fields
+        self._position = {r.id: i for i, r in enumerate(fields.resources)}
+
+    def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
+        if not hits:
+            return hits
+        pairs = [(query, hit.passages[0][0].indexed_text if hit.passages else hit.resource.title) for hit in hits]
+        scores = self.model.predict(pairs, show_progress_bar=False)
+        prepared = self.fields.prepare(parse_query(query))
+        scored = []
+        for hit, score in zip(hits, scores, strict=True):
+            index = self._position.get(hit.resource.id)
+            ok = index is None or satisfies(prepared, self.fields, index)
+            scored.append((ok, float(score), hit))
+        return _constrained(scored)
+
+
+def make_reranker(settings: Settings, fields: FieldIndex) -> Reranker:
+    if settings.index.rerank_model_path:
+        return CrossEncoderReranker(settings.index.rerank_model_path, fields)
+    return FieldReranker(fields)

@@ -1,0 +1,240 @@
+"""Searching a built index: filters first, then BM25 and/or dense retrieval, fusion, rerank, resource hits.
+
+Filters (tier, topic, kind, already-read) restrict the candidate rows before any ranking: dense search gets
+an allow-list of FAISS ids and BM25 scores are masked, so a filter never empties a top-k that was cut first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from index.bm25 import TOKENIZER_VERSION, BM25Index
+from index.docstore import DOCSTORE_FILE, DocStore
+from index.embed import Embedder
+from index.fields import FieldIndex
+from index.hybrid import best_per_group, ranked, rrf, top_rows
+from index.records import MODES, IndexLoadError, ResourceHit
+from index.rerank import Reranker, make_reranker
+from index.swap import recover_interrupted_swap
+from index.vectors import FAISS_FILE, Manifest, VectorIndex
+from ingest.errors import UserError
+from ingest.records import Chunk, Resource
+from ingest.settings import Settings
+
+log = logging.getLogger(__name__)
+
+BM25_DIR = "bm25"
+
+
+def normalize_url(url: str) -> str:
+    return url.strip().rstrip("/").lower()
+
+
+def current_chunker_version() -> str | None:
+    """The chunker's version when `ingest.chunk` exists (it may not yet), else None."""
+    try:
+        from ingest import chunk as chunk_module
+    except ImportError:
+        return None
+    version = getattr(chunk_module, "CHUNKER_VERSION", None)
+    return None if version is None else str(version)
+
+
+class Searcher:
+    """A loaded index: knows the catalog, the chunks, both retrievers and the reranker."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        manifest: Manifest,
+        store: DocStore,
+        vectors: VectorIndex,
+        bm25: BM25Index,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.settings = settings
+        self.manifest = manifest
+        self.store = store
+        self.vectors = vectors
+        self.bm25 = bm25
+        self.embedder = embedder
+        self.fields = FieldIndex(store.resource_list)
+        self.reranker = reranker if reranker is not None else make_reranker(settings, self.fields)
+
+    # --- catalog -------------------------------------------------------------------------------
+
+    @property
+    def resources(self) -> list[Resource]:
+        return self.store.resource_list
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return self.store.chunks
+
+    def resource_ids(self, keys: Iterable[str]) -> set[str]:
+        """Resource ids for a mix of ids and URLs (how a user's read list may name them)."""
+        wanted = {normalize_url(k) for k in keys}
+        return {r.id for r in self.resources if r.id.lower() in wanted or normalize_url(r.url) in wanted}
+
+    # --- filtering -----------------------------------------------------------------------------
+
+    def row_mask(
+        self,
+        tier: int | None = None,
+        topic: str | None = None,
+        kind: str | None = None,
+        exclude_read: set[str] | None = None,
+    ) -> np.ndarray | None:
+        """Which chunk rows may be ranked at all; None when nothing is filtered."""
+        if tier is None and not topic and not kind and not exclude_read:
+            return None
+        read = self.resource_ids(exclude_read or ())
+        allowed = np.array(
+            [
+                (tier is None or r.tier == tier)
+                and (not topic or topic.lower() in r.topic.lower())
+                and (not kind or r.kind == kind.lower())
+                and r.id not in read
+                for r in self.resources
+            ]
+            + [False],  # index -1: chunks whose resource is not in the catalog are never allowed when filtering
+            dtype=bool,
+        )
+        return allowed[self.store.resource_rows]
+
+    # --- retrieval -----------------------------------------------------------------------------
+
+    def _n_chunks(self) -> int:
+        return min(len(self.store.chunks), max(self.settings.index.candidates * 10, 500))
+
+    def query_vector(self, query: str) -> np.ndarray:
+        return self.embedder.embed_query(query)
+
+    def dense_rows(self, query: str, n: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        allowed = None if mask is None else self.store.vids[mask]
+        scores, vids = self.vectors.search(
+            self.query_vector(query), n, allowed, threads=self.settings.index.search_threads
+        )
+        rows = np.array([self.store.row_of_vid[int(v)] for v in vids], dtype=np.int64)
+        return rows, scores
+
+    def bm25_rows(self, query: str, n: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        scores = self.bm25.scores(query)
+        rows = top_rows(scores, n, mask, positive_only=True)
+        return rows, scores[rows]
+
+    def cosine(self, query: str, rows: np.ndarray) -> np.ndarray:
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float32)
+        return self.vectors.vectors(self.store.vids[rows]) @ self.query_vector(query)
+
+    def chunk_scores(self, query: str, mode: str, mask: np.ndarray | None) -> tuple[dict[int, float], dict[int, float]]:
+        """Per-row scores for the mode (cosine, BM25, or fused RRF), and the cosines known so far."""
+        n = self._n_chunks()
+        cos: dict[int, float] = {}
+        if mode != "bm25":
+            d_rows, d_scores = self.dense_rows(query, n, mask)
+            cos = dict(zip(d_rows.tolist(), d_scores.tolist(), strict=True))
+            if mode == "dense":
+                return cos, cos
+        b_rows, b_scores = self.bm25_rows(query, n, mask)
+        if mode == "bm25":
+            return dict(zip(b_rows.tolist(), b_scores.tolist(), strict=True)), cos
+        cfg = self.settings.index
+        fused = rrf([(d_rows.tolist(), cfg.dense_weight), (b_rows.tolist(), cfg.bm25_weight)], k=cfg.rrf_k)
+        return {int(row): score for row, score in fused.items()}, cos
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = "hybrid+rerank",
+        tier: int | None = None,
+        topic: str | None = None,
+        kind: str | None = None,
+        exclude_read: set[str] | None = None,
+    ) -> list[ResourceHit]:
+        """The k best resources for `query`, each with its best passages; filters apply before ranking."""
+        if mode not in MODES:
+            raise UserError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+        if not query.strip() or not self.store.chunks:
+            return []
+        mask = self.row_mask(tier, topic, kind, exclude_read)
+        chunk_scores, cos = self.chunk_scores(query, mode, mask)
+        rows = np.fromiter(chunk_scores, dtype=np.int64, count=len(chunk_scores))
+        scores = np.fromiter(chunk_scores.values(), dtype=np.float64, count=len(chunk_scores))
+        resource_scores = best_per_group(rows, scores, self.store.resource_rows)
+        depth = max(k, self.settings.index.candidates) if mode == "hybrid+rerank" else k
+        order = ranked(resource_scores)[:depth]
+        hits = self._resource_hits(query, order, resource_scores, chunk_scores, cos)
+        if mode == "hybrid+rerank":
+            hits = self.reranker.rerank(query, hits)
+        return hits[:k]
+
+    def _resource_hits(
+        self,
+        query: str,
+        order: list[int],
+        resource_scores: dict[int, float],
+        chunk_scores: dict[int, float],
+        cos: dict[int, float],
+    ) -> list[ResourceHit]:
+        """Group passages under their resources; confidence is the best passage's cosine to the query."""
+        per_resource: dict[int, list[int]] = {g: [] for g in order}
+        groups = self.store.resource_rows
+        for row in sorted(chunk_scores, key=lambda r: -chunk_scores[r]):
+            group = int(groups[row])
+            if group in per_resource and len(per_resource[group]) < self.settings.index.passages_per_resource:
+                per_resource[group].append(row)
+        missing = np.array([r for rows in per_resource.values() for r in rows if r not in cos], dtype=np.int64)
+        if len(missing):
+            cos = {**cos, **dict(zip(missing.tolist(), self.cosine(query, missing).tolist(), strict=True))}
+        hits = []
+        for group in order:
+            rows = per_resource[group]
+            hits.append(
+                ResourceHit(
+                    resource=self.store.resource_list[group],
+                    score=float(resource_scores[group]),
+                    passages=[(self.store.chunks[r], float(chunk_scores[r])) for r in rows],
+                    confidence=max((float(cos[r]) for r in rows), default=0.0),
+                )
+            )
+        return hits
+
+    def abstains(self, hits: list[ResourceHit]) -> bool:
+        """Refuse when even the best hit is weak evidence (threshold calibrated on the dev set)."""
+        return not hits or hits[0].confidence < self.settings.index.abstain_threshold
+
+
+def load_searcher(settings: Settings, embedder: Embedder | None = None, reranker: Reranker | None = None) -> Searcher:
+    """Open the index in `settings.index_dir`; any problem is one IndexLoadError line naming the fix."""
+    directory: Path = settings.index_dir
+    recover_interrupted_swap(directory)
+    manifest = Manifest.read(directory)
+    embedder = embedder or Embedder(settings)
+    why = manifest.mismatch(embedder.model_id, _comparable_chunker(manifest), TOKENIZER_VERSION)
+    if why:
+        raise IndexLoadError(f"{why}; run `gpuguide index --rebuild`")
+    store = DocStore.read(directory / DOCSTORE_FILE)
+    vectors = VectorIndex.load(directory / FAISS_FILE, manifest.index_type, settings.index)
+    if vectors.ntotal != len(store.chunks) or vectors.dim != manifest.dimension:
+        raise IndexLoadError(
+            f"the vector index holds {vectors.ntotal} vectors of {vectors.dim} dims, the manifest says "
+            f"{len(store.chunks)} of {manifest.dimension}; run `gpuguide index --rebuild`"
+        )
+    bm25 = BM25Index.load(directory / BM25_DIR, len(store.chunks))
+    return Searcher(settings, manifest, store, vectors, bm25, embedder, reranker)
+
+
+def _comparable_chunker(manifest: Manifest) -> str | None:
+    """The chunker version to hold the index to: only when both sides know one."""
+    current = current_chunker_version()
+    if current is None or manifest.chunker_version in ("", "unknown"):
+        return None
+    return current
