@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from ingest.errors import UserError
@@ -96,6 +97,117 @@ def cmd_catalog(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def current_catalog(settings: Settings) -> list:
+    """The catalog in use: `catalog.source` if set, else the synced copy, else the bundled list."""
+    from ingest.catalog import load_catalog
+
+    return load_catalog(settings.catalog.source, synced_file=settings.catalog_file)
+
+
+# --- ingest & chunks -----------------------------------------------------------------------------
+
+
+def _ingest_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    crawl: dict[str, Any] = {}
+    if args.warc:
+        crawl["warcs"] = args.warc
+        crawl["offline"] = True if args.offline is None else args.offline
+    elif args.offline is not None:
+        crawl["offline"] = args.offline
+    if args.depth is not None:
+        crawl["follow_depth"] = args.depth
+    if args.same_site is not None:
+        crawl["same_site"] = args.same_site
+    return {"crawl": crawl} if crawl else {}
+
+
+def _print_report(report: Any, as_json: bool) -> None:
+    rows = [r.__dict__ for r in report.rows]
+    if as_json:
+        _print_json({"run": report.info.__dict__, "urls": rows})
+        return
+    info = report.info
+    print(f"last ingest: {info.started} → {info.finished}")
+    print("  " + ", ".join(f"{k}: {v}" for k, v in sorted(info.counts.items())))
+    for row in rows:
+        reason = f"  ({row['reason']})" if row["reason"] else ""
+        print(f"  {row['status']:<18} {row['bytes']:>9,d} B {row['chunks']:>4} chunks {row['seconds']:>6.2f}s  {row['url'] or row['resource_id']}{reason}")
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.store import ChunkStore
+
+    if args.report:
+        report = ChunkStore(settings.store_file).last_report()
+        if report is None:
+            raise UserError(f"no ingest has run in {settings.home} yet; run 'gpuguide ingest'")
+        _print_report(report, args.json)
+        return 0
+    from ingest.pipeline import run_ingest
+
+    for warc in settings.crawl.warcs:
+        if not warc.is_file():
+            raise UserError(f"--warc {warc}: no such file; pass a .warc or .warc.gz archive")
+    result = run_ingest(current_catalog(settings), settings, refresh=args.refresh, progress=not args.json)
+    if not args.no_index:
+        _build_index(settings, rebuild=False, quiet=args.json)
+    report = ChunkStore(settings.store_file).last_report()
+    if args.json:
+        _print_report(report, True)
+    else:
+        counts = result.info.counts
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k not in ("documents", "chunks"))
+        print(
+            f"ingested {result.documents} pages ({result.reused} unchanged), {result.chunks} chunks "
+            f"+ {result.card_chunks} catalog cards in {result.seconds:.1f}s; urls: {statuses}"
+        )
+        print(f"store: {settings.store_file} (see 'gpuguide ingest --report')")
+    if result.documents == 0:
+        print("gpuguide: no page text was produced (catalog cards only); check the report", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _build_index(settings: Settings, rebuild: bool, quiet: bool = False) -> Any:
+    from index.vectors import build_index
+    from ingest.store import ChunkStore
+
+    chunks = ChunkStore(settings.store_file).chunks()
+    report = build_index(chunks, current_catalog(settings), settings, rebuild=rebuild)
+    if not quiet:
+        print(
+            f"index: {report.chunks} chunks of {report.resources} resources ({report.index_type}; "
+            f"{report.encoded} embedded, {report.cached} from cache) in {report.seconds:.1f}s"
+        )
+    return report
+
+
+def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.store import ChunkStore
+
+    resource_id = None
+    if args.resource:
+        from assistant.profile import resolve_resource
+
+        resource_id = resolve_resource(args.resource, current_catalog(settings)).id
+    chunks = ChunkStore(settings.store_file).chunks(resource_id)
+    for chunk in chunks:
+        record = {
+            "chunk_id": chunk.chunk_id, "resource_id": chunk.resource_id, "url": chunk.url,
+            "heading_path": list(chunk.heading_path), "start": chunk.start, "end": chunk.end,
+            "source_kind": chunk.source_kind, "text": chunk.text,
+        }
+        if args.json:
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            path = " › ".join(chunk.heading_path)
+            print(f"--- {chunk.chunk_id}  {chunk.url}  [{path}] {chunk.start}-{chunk.end}\n{chunk.text}\n")
+    if not chunks:
+        print("gpuguide: no chunks stored; run 'gpuguide ingest' first", file=sys.stderr)
+        return 1
+    return 0
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 
@@ -127,6 +239,24 @@ def build_parser() -> argparse.ArgumentParser:
     ps = catalog_sub.add_parser("sync", help="re-parse a list into the data dir; it then overrides the bundled one")
     ps.add_argument("--from", dest="from_", required=True, metavar="PATH_OR_URL")
     ps.add_argument("--force", action="store_true", help="accept a list that lost many entries")
+
+    p = sub.add_parser("ingest", help="crawl (or replay archives), extract, chunk, store, then index")
+    p.add_argument("--warc", action="append", type=Path, default=[], metavar="FILE",
+                   help="replay this web archive instead of the network (repeatable; implies --offline)")
+    p.add_argument("--offline", action=argparse.BooleanOptionalAction, default=None,
+                   help="no network: replay --warc files (default: the archives in the data dir)")
+    p.add_argument("--refresh", action="store_true", help="re-fetch archived pages conditionally (ETag/Last-Modified)")
+    p.add_argument("--depth", type=int, choices=[0, 1], help="follow same-site links of multi-part posts")
+    p.add_argument("--same-site", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--no-index", action="store_true", help="skip building the search index afterwards")
+    p.add_argument("--report", action="store_true", help="print the last run's per-URL report and exit")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_ingest, settings_overrides=_ingest_overrides)
+
+    p = sub.add_parser("chunks", help="print stored chunks (what the assistant knows about a resource)")
+    p.add_argument("--resource", metavar="ID_OR_URL")
+    p.add_argument("--json", action="store_true", help="JSON Lines")
+    p.set_defaults(handler=cmd_chunks)
 
     for register in _EXTRA_COMMANDS:
         register(sub)
