@@ -164,6 +164,12 @@ class Embedder:
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
 
+    def english_words(self) -> set[str]:
+        """Whole words of the model's WordPiece vocabulary: a cheap list of ordinary English words."""
+        tokenizer = getattr(self.model, "tokenizer", None)
+        vocab = tokenizer.get_vocab() if tokenizer is not None and hasattr(tokenizer, "get_vocab") else {}
+        return {w.lower() for w in vocab if w.isalpha() and len(w) > 1}
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         vecs = self.model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,

@@ -13,7 +13,10 @@ Metrics, over in-scope questions (non-empty `gold`):
 * false_abstention = share of in-scope questions the mode refused. Ranking metrics ignore abstention (they
   score the ranked list a refusal would have shown).
 
-Over out-of-scope questions (empty `gold`): abstention = share refused. Every mode also gets `by_kind`.
+Over out-of-scope questions (empty `gold`): abstention = share refused. Every mode also gets `by_kind`, and
+`without_next`: the same metrics without questions of kind "next" (those go to the reading planner when one is
+passed as `planner`; without one they are searched like any other question). `suggested_threshold` is the
+abstention threshold these results support (most out-of-scope refused with at most 5 % in-scope refused).
 
 Modes: bm25, dense, hybrid, hybrid+rerank, and `langchain-faiss`: LangChain's stock FAISS vector store with
 HuggingFaceEmbeddings (same packaged model) over the same chunks' plain text — the baseline. It is built in
@@ -35,7 +38,7 @@ import numpy as np
 
 from index.embed import EmbeddingCache
 from index.records import MODES
-from index.search import Searcher, load_searcher, normalize_url
+from index.search import ABSTAIN_DEPTH, Searcher, load_searcher, normalize_url
 from ingest.errors import UserError
 from ingest.settings import Settings
 
@@ -143,6 +146,27 @@ def metrics_for(rows: list[tuple[Question, list[str], bool]]) -> dict[str, Any]:
     }
 
 
+def suggest_threshold(rows: list[tuple[Question, float | None]], max_false: float = 0.05) -> float | None:
+    """The abstention threshold these confidences support: the most out-of-scope questions refused, with at most
+    `max_false` of the in-scope ones refused, then the fewest in-scope refused, then the widest gap; placed
+    halfway between neighbouring confidences so it is not fitted to one value."""
+    ins = [c for q, c in rows if q.gold and c is not None]
+    outs = [c for q, c in rows if not q.gold and c is not None]
+    if not ins or not outs:
+        return None
+    values = sorted(set(ins + outs))
+    best: tuple[int, int, float, float] | None = None
+    for low, high in zip(values, values[1:], strict=False):
+        threshold = (low + high) / 2
+        false = sum(c < threshold for c in ins)
+        if false > max_false * len(ins):
+            continue
+        key = (sum(c < threshold for c in outs), -false, high - low, threshold)
+        if best is None or key > best:
+            best = key
+    return round(best[3], 4) if best else None
+
+
 # --- the baseline ----------------------------------------------------------------------------------------
 
 
@@ -218,10 +242,12 @@ def run_eval(
     results: list[dict[str, Any]] = []
     per_mode: dict[str, list[tuple[Question, list[str], bool]]] = {m: [] for m in modes}
     timings: dict[str, list[float]] = {m: [] for m in modes}
+    confidences: dict[str, list[tuple[Question, float | None]]] = {m: [] for m in modes}
     for q in questions:
         exclude = {normalize_url(u) for u in q.read}
         for mode in modes:
             started = time.perf_counter()
+            confidence: float | None = None
             if planner is not None and q.kind == "next":
                 ranked, abstained = list(planner(q.question, q.read, k)), False
             elif mode == BASELINE:
@@ -230,13 +256,19 @@ def run_eval(
             else:
                 hits = searcher.search(q.question, k=k, mode=mode, exclude_read=set(q.read) or None)
                 ranked, abstained = [h.url for h in hits], searcher.abstains(hits)
+                confidence = round(max((h.confidence for h in hits[:ABSTAIN_DEPTH]), default=0.0), 4)
             timings[mode].append(time.perf_counter() - started)
-            results.append({"id": q.id, "mode": mode, "ranked": ranked, "abstained": abstained})
+            results.append(
+                {"id": q.id, "mode": mode, "ranked": ranked, "abstained": abstained, "confidence": confidence}
+            )
             per_mode[mode].append((q, ranked, abstained))
+            confidences[mode].append((q, confidence))
     metrics: dict[str, Any] = {}
     for mode, rows in per_mode.items():
         metrics[mode] = metrics_for(rows)
         kinds = sorted({q.kind for q, _, _ in rows if q.kind})
         metrics[mode]["by_kind"] = {kind: metrics_for([r for r in rows if r[0].kind == kind]) for kind in kinds}
+        metrics[mode]["without_next"] = metrics_for([r for r in rows if r[0].kind != "next"])
+        metrics[mode]["suggested_threshold"] = suggest_threshold(confidences[mode])
         metrics[mode]["mean_latency_ms"] = round(1000 * float(np.mean(timings[mode])), 2) if timings[mode] else None
     return {"results": results, "metrics": metrics}

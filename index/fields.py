@@ -89,6 +89,7 @@ class FieldIndex:
             for term in self.titles[i] | self.notes[i] | set(tokenize(f"{r.topic} {r.url}")):
                 df[term] = df.get(term, 0) + 1
         n = max(len(resources), 1)
+        self._df = df
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self._idf_unseen = math.log(1 + n / 0.5)
         self.title_vocab = sorted({t for title in self.titles for t in title if len(t) >= FUZZY_MIN_LEN})
@@ -101,6 +102,10 @@ class FieldIndex:
 
     def idf(self, term: str) -> float:
         return self._idf.get(term, self._idf_unseen)
+
+    def df(self, term: str) -> int:
+        """How many catalog entries mention the term in their title, note, authors, topic or URL."""
+        return self._df.get(term, 0)
 
     def _fuzzy_terms(self, terms: list[str]) -> set[str]:
         """Title words that query words probably meant (typos): 'cutlas' → 'cutlass'."""
@@ -140,15 +145,19 @@ class FieldIndex:
     def evidence(self, query: PreparedQuery, index: int) -> FieldEvidence:
         title, note = self.titles[index], self.notes[index]
         title_total = sum(self.idf(t) for t in title) or 1.0
-        title_hit = sum(self.idf(t) for t in title & query.terms) + 0.5 * sum(
-            self.idf(t) for t in title & query.expansions
+        matched = title & query.terms
+        expanded = (title & query.expansions) - matched
+        coverage = (sum(self.idf(t) for t in matched) + 0.5 * sum(self.idf(t) for t in expanded)) / title_total
+        # The rarest query word found in the title: "Pallas" in a long title is strong evidence on its own.
+        rare = max((self.idf(t) for t in matched), default=0.0) / self._idf_unseen
+        note_hit = sum(self.idf(t) for t in (note | title) & query.terms) + 0.5 * sum(
+            self.idf(t) for t in (note | title) & query.expansions
         )
-        note_hit = sum(self.idf(t) for t in (note | title) & query.terms)
         idents = [t for t in query.intent.identifiers if t in self._idf]
         ident_total = sum(self.idf(t) for t in idents)
         ident_hit = sum(self.idf(t) for t in idents if t in title or t in note)
         return FieldEvidence(
-            title=min(1.0, title_hit / title_total),
+            title=min(1.0, 0.5 * coverage + 0.5 * rare),
             note=min(1.0, note_hit / query.query_weight),
             identifiers=ident_hit / ident_total if ident_total else 0.0,
             named=index in query.named[0],

@@ -52,6 +52,7 @@ GLOSSARY: dict[str, str] = {
     "attention matrix": "flashattention attention",
     "fused attention": "flashattention fused attention",
     "fusing": "fusion fused",
+    "fused": "fusion",
     "fuse": "fusion fused",
     "merging ops": "fusion",
     "tensor memory accelerator": "tma",

@@ -33,7 +33,7 @@ class RerankWeights:
     title: float = 0.3
     note: float = 0.1
     identifiers: float = 0.1
-    named: float = 0.2
+    named: float = 0.1
     kind_mentioned: float = 0.05
 
 

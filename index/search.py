@@ -16,9 +16,11 @@ from index.bm25 import TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.fields import FieldIndex
+from index.query import parse_query
 from index.hybrid import best_per_group, ranked, rrf, top_rows
 from index.records import MODES, IndexLoadError, ResourceHit
 from index.rerank import Reranker, make_reranker
+from index.scope import ScopeEstimator
 from index.swap import recover_interrupted_swap
 from index.vectors import FAISS_FILE, Manifest, VectorIndex
 from ingest.errors import UserError
@@ -28,6 +30,7 @@ from ingest.settings import Settings
 log = logging.getLogger(__name__)
 
 BM25_DIR = "bm25"
+ABSTAIN_DEPTH = 5  # abstention looks at this many top hits
 
 
 def normalize_url(url: str) -> str:
@@ -64,6 +67,7 @@ class Searcher:
         self.bm25 = bm25
         self.embedder = embedder
         self.fields = FieldIndex(store.resource_list)
+        self._scope: ScopeEstimator | None = None
         self.reranker = reranker if reranker is not None else make_reranker(settings, self.fields)
 
     # --- catalog -------------------------------------------------------------------------------
@@ -174,7 +178,7 @@ class Searcher:
         hits = self._resource_hits(query, order, resource_scores, chunk_scores, cos)
         if mode == "hybrid+rerank":
             hits = self.reranker.rerank(query, hits)
-        return hits[:k]
+        return self._with_scope(query, hits[:k])
 
     def _resource_hits(
         self,
@@ -184,7 +188,7 @@ class Searcher:
         chunk_scores: dict[int, float],
         cos: dict[int, float],
     ) -> list[ResourceHit]:
-        """Group passages under their resources; confidence is the best passage's cosine to the query."""
+        """Group passages under their resources; confidence is (for now) the best passage's cosine."""
         per_resource: dict[int, list[int]] = {g: [] for g in order}
         groups = self.store.resource_rows
         for row in sorted(chunk_scores, key=lambda r: -chunk_scores[r]):
@@ -207,9 +211,26 @@ class Searcher:
             )
         return hits
 
+    @property
+    def scope(self) -> ScopeEstimator:
+        if self._scope is None:
+            self._scope = ScopeEstimator(self.fields, self.bm25, self.embedder.english_words())
+        return self._scope
+
+    def _with_scope(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
+        """Replace each hit's cosine with the in-scope confidence (see index/scope.py)."""
+        if not hits:
+            return hits
+        prepared = self.fields.prepare(parse_query(query))
+        unknown = len(self.scope.unknown_words(query))
+        for hit in hits:
+            hit.confidence = self.scope.evidence(prepared, hit, hit.confidence, unknown).confidence
+        return hits
+
     def abstains(self, hits: list[ResourceHit]) -> bool:
-        """Refuse when even the best hit is weak evidence (threshold calibrated on the dev set)."""
-        return not hits or hits[0].confidence < self.settings.index.abstain_threshold
+        """Refuse when none of the first hits is confident enough (threshold calibrated on the dev set)."""
+        best = max((h.confidence for h in hits[:ABSTAIN_DEPTH]), default=float("-inf"))
+        return best < self.settings.index.abstain_threshold
 
 
 def load_searcher(settings: Settings, embedder: Embedder | None = None, reranker: Reranker | None = None) -> Searcher:
