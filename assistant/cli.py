@@ -169,7 +169,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _build_index(settings: Settings, rebuild: bool, quiet: bool = False) -> Any:
-    from index.vectors import build_index
+    from index.build import build_index
     from ingest.store import ChunkStore
 
     chunks = ChunkStore(settings.store_file).chunks()
@@ -205,6 +205,179 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
     if not chunks:
         print("gpuguide: no chunks stored; run 'gpuguide ingest' first", file=sys.stderr)
         return 1
+    return 0
+
+
+# --- index, search, eval ------------------------------------------------------------------------
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.store_file.exists():
+        raise UserError(f"no ingested chunks in {settings.home}; run 'gpuguide ingest' first")
+    _build_index(settings, rebuild=args.rebuild)
+    return 0
+
+
+def _searcher(settings: Settings) -> Any:
+    from index.search import load_searcher
+
+    return load_searcher(settings)
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.profile import Profile
+
+    exclude = Profile(settings.profile_file).read_ids() if args.unread else None
+    hits = _searcher(settings).search(
+        args.query, k=args.k, mode=args.mode, tier=args.tier, topic=args.topic, kind=args.kind, exclude_read=exclude
+    )
+    if args.json:
+        _print_json([
+            {
+                "rank": i, "resource": h.resource.to_dict(), "score": round(h.score, 6),
+                "confidence": round(h.confidence, 4), "place": h.resource.place,
+                "list_url": settings.catalog.list_url + h.resource.list_anchor,
+                "passages": [
+                    {"chunk_id": c.chunk_id, "heading_path": list(c.heading_path), "score": round(sc, 6), "text": c.text}
+                    for c, sc in h.passages
+                ],
+            }
+            for i, h in enumerate(hits, start=1)
+        ])
+        return 0
+    for i, hit in enumerate(hits, start=1):
+        res = hit.resource
+        passage = " ".join(hit.passages[0][0].text.split()[:50]) if hit.passages else res.note
+        print(f"{i}. {res.title}  [{res.kind}]  score {hit.score:.4f}\n   {res.place}\n   {res.url}\n   > {passage}\n")
+    if not hits:
+        print("no results")
+    return 0
+
+
+def _planner_for_eval(settings: Settings) -> Any:
+    from assistant.planner import plan_next
+    from assistant.profile import resolve_resource
+
+    resources = current_catalog(settings)
+
+    def planner(question: str, read_urls: list[str], k: int) -> list[str]:
+        read = set()
+        for url in read_urls:
+            try:
+                read.add(resolve_resource(url, resources).id)
+            except UserError:
+                log.warning("eval: read URL %s is not in the catalog", url)
+        return [p.resource.url for p in plan_next(resources, read, interest=question, k=k).picks]
+
+    return planner
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from index.evaluate import ALL_MODES, run_eval
+
+    modes = args.mode or list(ALL_MODES)
+    report = run_eval(args.questions, modes=modes, k=args.k, settings=settings, planner=_planner_for_eval(settings))
+    if args.json:
+        _print_json(report)
+        return 0
+    keys = ["recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "abstention_accuracy", "false_abstention_rate"]
+    print(f"{'mode':<16}" + "".join(f"{k:>22}" for k in keys))
+    for mode, metrics in report["metrics"].items():
+        cells = []
+        for key in keys:
+            value = metrics.get(key)
+            cells.append(f"{value:>22.3f}" if isinstance(value, (int, float)) else f"{'-':>22}")
+        print(f"{mode:<16}" + "".join(cells))
+    next_rows = {m: v.get("by_kind", {}).get("next") for m, v in report["metrics"].items()}
+    first = next(iter(next_rows.values()), None)
+    if first:
+        print(f"reading planner ('next' questions): recall@5 {first.get('recall@5', 0):.3f}, mrr@10 {first.get('mrr@10', 0):.3f}")
+    return 0
+
+
+# --- ask, next, read -----------------------------------------------------------------------------
+
+
+def _assistant(settings: Settings) -> Any:
+    from assistant.chain import Assistant
+
+    return Assistant(settings, _searcher(settings), resources=current_catalog(settings))
+
+
+def _llm_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    if getattr(args, "llm", None):
+        return {"llm": {"backend": "extractive" if args.llm == "none" else args.llm}}
+    return {}
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.chain import Query
+
+    assistant = _assistant(settings)
+    query = Query(args.question, tier=args.tier, topic=args.topic, kind=args.kind, unread_only=args.unread)
+    if args.json:
+        _print_json(assistant.ask(query).to_dict())
+        return 0
+    answer = None
+    streamed = False
+    for event in assistant.stream(query):
+        if event.kind == "sources" and event.answer is not None and settings.llm.backend != "extractive" and not event.answer.abstained and event.answer.route == "search":
+            print("sources: " + "; ".join(f"[{c.n}] {c.title}" for c in event.answer.citations), flush=True)
+        elif event.kind == "token":
+            print(event.token, end="", flush=True)
+            streamed = True
+        elif event.kind == "final":
+            answer = event.answer
+    if streamed:
+        print("\n")
+    assert answer is not None
+    if not streamed or answer.fallback:
+        if answer.fallback:
+            print(f"(answer below is extractive: {answer.fallback})")
+        print(answer.text + "\n")
+    for c in answer.citations:
+        print(f"[{c.n}] {c.title} — {c.place}\n    {c.url}\n    in the list: {c.list_url}")
+    return 0
+
+
+def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.planner import plan_next
+    from assistant.profile import Profile, resolve_resource
+
+    resources = current_catalog(settings)
+    read = Profile(settings.profile_file).read_ids() | {resolve_resource(r, resources).id for r in args.read}
+    plan = plan_next(resources, read, interest=args.interest or "", k=args.k)
+    if args.json:
+        _print_json({
+            "read": sorted(read),
+            "focus_topics": plan.focus_topics,
+            "picks": [
+                {**p.resource.to_dict(), "reason": p.reason, "list_url": settings.catalog.list_url + p.resource.list_anchor}
+                for p in plan.picks
+            ],
+        })
+        return 0
+    for i, pick in enumerate(plan.picks, start=1):
+        print(f"{i}. {pick.resource.title}\n   {pick.reason}\n   {pick.resource.url or '(no link)'}")
+    return 0
+
+
+def cmd_read(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.profile import Profile, resolve_resource
+
+    profile = Profile(settings.profile_file)
+    resources = current_catalog(settings)
+    if args.action == "list":
+        read = profile.read_ids()
+        for res in resources:
+            if res.id in read:
+                print(f"{res.id}\t{res.place}\t{res.title}")
+        return 0
+    if not args.refs:
+        raise UserError(f"'gpuguide read {args.action}' needs at least one URL or id")
+    ids = [resolve_resource(ref, resources).id for ref in args.refs]
+    (profile.mark_read if args.action == "add" else profile.mark_unread)(ids)
+    print(f"{'marked read' if args.action == 'add' else 'marked unread'}: {', '.join(ids)}")
     return 0
 
 
@@ -257,6 +430,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resource", metavar="ID_OR_URL")
     p.add_argument("--json", action="store_true", help="JSON Lines")
     p.set_defaults(handler=cmd_chunks)
+
+    p = sub.add_parser("index", help="build the search index from the ingested chunks (incremental)")
+    p.add_argument("--rebuild", action="store_true", help="rebuild from scratch (after a model or chunker change)")
+    p.set_defaults(handler=cmd_index)
+
+    def add_filters(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--tier", type=int)
+        p.add_argument("--topic", help="substring of the topic, case-insensitive")
+        p.add_argument("--kind", help="paper / blog / docs / repo / book / video / community / model / site")
+        p.add_argument("--unread", action="store_true", help="only resources not marked read")
+
+    p = sub.add_parser("search", help="hybrid search over the guide (no LLM)")
+    p.add_argument("query")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--mode", default="hybrid+rerank", choices=["bm25", "dense", "hybrid", "hybrid+rerank"])
+    add_filters(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_search)
+
+    p = sub.add_parser("eval", help="retrieval quality on a question set, all modes side by side")
+    p.add_argument("--questions", required=True, type=Path, metavar="FILE")
+    p.add_argument("--mode", action="append", choices=["bm25", "dense", "hybrid", "hybrid+rerank", "langchain-faiss"])
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_eval)
+
+    p = sub.add_parser("ask", help="a cited answer from the guide")
+    p.add_argument("question")
+    p.add_argument("--llm", choices=["embedded", "ollama", "openai", "none"], help="none: extractive, no LLM")
+    add_filters(p)
+    p.add_argument("--json", action="store_true", help="the Answer record")
+    p.set_defaults(handler=cmd_ask, settings_overrides=_llm_overrides)
+
+    p = sub.add_parser("next", help="what to read next, in the guide's tier order")
+    p.add_argument("--read", action="append", default=[], metavar="URL_OR_ID", help="count as read (repeatable)")
+    p.add_argument("--interest", help="what you want to get good at")
+    p.add_argument("--k", type=int, default=5)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_next)
+
+    p = sub.add_parser("read", help="reading progress: read add|remove|list")
+    p.add_argument("action", choices=["add", "remove", "list"])
+    p.add_argument("refs", nargs="*", metavar="URL_OR_ID")
+    p.set_defaults(handler=cmd_read)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

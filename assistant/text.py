@@ -55,9 +55,10 @@ def score_sentences(question: str, candidates: list[str]) -> list[float]:
     docs = [set(terms(s)) for s in candidates]
     df = Counter(t for d in docs for t in d)
     n = len(docs) or 1
+    # Long sentences match more terms by chance and read badly as an answer: damp them.
     return [
-        sum(math.log(1 + n / df[t]) for t in q_terms & d) / (1 + 0.02 * len(s.split()))
-        for s, d in zip(candidates, docs)
+        sum(math.log(1 + n / df[t]) for t in q_terms & d) / (1 + 0.04 * max(0, len(s.split()) - 12))
+        for s, d in zip(candidates, docs, strict=True)
     ]
 
 
