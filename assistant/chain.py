@@ -53,7 +53,7 @@ _NEXT_ROUTE = re.compile(
 _DONE = re.compile(r"\b(?:i(?:'ve| have)? (?:read|finished|gone through|done)|(?:is|are) done|finished)\b", re.IGNORECASE)
 _CONCEPT = re.compile(r"\b(?:why|how (?:does|do|is|are|can)|what (?:is|are|does))\b", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,2})\]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"(])")
 
 
 @dataclass

@@ -1,0 +1,145 @@
+"""The LLM backends on the real packaged model: the embedded llama.cpp model in-process, and the same
+model behind a real OpenAI-compatible server (llama-cpp-python's) on 127.0.0.1. Assertions are about
+the cited format, never the wording."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assistant.chain import Assistant, Query
+from assistant.models import ModelError, assemble_packaged_gguf, chat_model, gguf_path
+from assistant.profile import Profile
+from fixtures.index.corpus import build, make_settings, searcher
+from ingest.settings import Settings
+from test_chain import INJECTION, injected_corpus
+
+MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
+QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
+
+
+@pytest.fixture(scope="module")
+def model_file() -> Path:
+    """The packaged GGUF, assembled once per checkout (outside the per-test data dirs)."""
+    return assemble_packaged_gguf(MODELS_DIR)
+
+
+@pytest.fixture(scope="module")
+def llm_assistant(tmp_path_factory: pytest.TempPathFactory, model_file: Path) -> Assistant:
+    home = tmp_path_factory.mktemp("llm-home")
+    settings = make_settings(home)
+    settings.llm.model_path = str(model_file)
+    settings.llm.max_tokens = 96
+    chunks, resources = injected_corpus()
+    build(settings, chunks, resources)
+    return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+
+
+def assert_cited_format(text: str, citations: list) -> None:
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip()) if s]
+    assert sentences
+    for sentence in sentences:
+        assert re.search(r"\[\d+\][.!?]$", sentence), sentence
+    assert {int(n) for n in re.findall(r"\[(\d+)\]", text)} == {c.n for c in citations}
+
+
+def test_packaged_model_assembles_with_the_published_hash(model_file):
+    assert model_file.stat().st_size > 1_000_000_000
+    assert model_file.with_suffix(".sha256").read_text().split()[0].startswith("cc324af0")
+
+
+def test_assembly_refuses_parts_whose_hash_does_not_match(tmp_path):
+    parts = []
+    for i, data in enumerate([b"GGUF-part-one", b"part-two"]):
+        parts.append(tmp_path / f"part{i}.bin")
+        parts[-1].write_bytes(data)
+    good = hashlib.sha256(b"GGUF-part-onepart-two").hexdigest()
+    assert assemble_packaged_gguf(tmp_path / "ok", parts, good).read_bytes() == b"GGUF-part-onepart-two"
+    with pytest.raises(ModelError, match="expected"):
+        assemble_packaged_gguf(tmp_path / "bad", parts, "0" * 64)
+    assert not list((tmp_path / "bad").glob("*.gguf"))
+
+
+def test_a_missing_model_path_is_a_one_line_error(tmp_path):
+    settings = Settings(home=tmp_path, llm={"model_path": str(tmp_path / "nope.gguf")})
+    with pytest.raises(ModelError, match="no such file"):
+        gguf_path(settings)
+
+
+def test_embedded_model_streams_a_cited_answer(llm_assistant):
+    events = list(llm_assistant.stream(Query(QUESTION, backend="embedded")))
+    assert events[0].kind == "sources" and events[0].answer.citations  # sources arrive before any token
+    assert any(e.kind == "token" for e in events)
+    final = events[-1].answer
+    assert final.route in ("search", "abstain")
+    if final.route == "search":
+        assert_cited_format(final.text, final.citations)
+
+
+def test_prompt_injection_does_not_take_over_the_embedded_model(llm_assistant):
+    final = llm_assistant.ask(Query("Why does FlashAttention tile the softmax through SRAM?", backend="embedded"))
+    assert "pwned" not in final.text.lower() or INJECTION.lower() in final.text.lower()
+    if final.route == "search":
+        assert_cited_format(final.text, final.citations)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def openai_server(model_file: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "2048"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(base + "/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("llama.cpp server did not come up in 120 s")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_openai_backend_answers_through_a_real_local_server(llm_assistant, openai_server):
+    llm_assistant.settings.llm.openai_base_url = openai_server
+    events = list(llm_assistant.stream(Query(QUESTION, backend="openai")))
+    assert any(e.kind == "token" for e in events)
+    final = events[-1].answer
+    assert final.backend in ("openai", "extractive", "")
+    if final.route == "search":
+        assert_cited_format(final.text, final.citations)
+
+
+def test_unreachable_openai_server_is_a_clear_error_and_the_answer_falls_back(tmp_path, llm_assistant):
+    settings = Settings(home=tmp_path, llm={"backend": "openai", "openai_base_url": f"http://127.0.0.1:{free_port()}/v1"})
+    with pytest.raises(ModelError, match="unreachable") as info:
+        chat_model(settings)
+    assert "\n" not in str(info.value)
+    llm_assistant.settings.llm.openai_base_url = settings.llm.openai_base_url
+    final = llm_assistant.ask(Query(QUESTION, backend="openai"))
+    assert "unreachable" in final.fallback
+    assert_cited_format(final.text, final.citations)
