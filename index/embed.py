@@ -89,6 +89,9 @@ def load_model(path: Path, device: str) -> SentenceTransformer:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     with _load_lock:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # no "Loading weights" bar on the user's terminal
 
         log.info("loading embedding model %s on %s", path, device)
         try:

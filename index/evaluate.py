@@ -29,6 +29,7 @@ import json
 import logging
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,7 +179,9 @@ class LangChainBaseline:
     """
 
     def __init__(self, searcher: Searcher) -> None:
-        from langchain_community.vectorstores import FAISS
+        with warnings.catch_warnings():  # langchain-community announces its sunset on import
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from langchain_community.vectorstores import FAISS
         from langchain_huggingface import HuggingFaceEmbeddings
 
         embedder = searcher.embedder

@@ -32,8 +32,7 @@ _GENERIC_LABELS = {
 class FieldEvidence:
     """Per-resource lexical evidence, each in [0, 1]."""
 
-    title: float  # IDF share of the title's words present in the query (typos tolerated)
-    note: float  # IDF share of the query's words found in the note, section or authors
+    title: float  # IDF share of the title's words present in the query (typos tolerated), and its rarest one
     identifiers: float  # IDF share of the query's GPU identifiers (TMA, E4M3, …) found in title or note
     named: bool  # a catalog name in the query (author, publisher, site) points at this resource
 
@@ -138,7 +137,6 @@ class FieldIndex:
             intent=intent,
             terms=terms | self._fuzzy_terms(intent.terms),
             expansions=set(intent.expansions) - terms,
-            query_weight=sum(self.idf(t) for t in terms) or 1.0,
             named=self.named_resources(intent),
         )
 
@@ -150,15 +148,11 @@ class FieldIndex:
         coverage = (sum(self.idf(t) for t in matched) + 0.5 * sum(self.idf(t) for t in expanded)) / title_total
         # The rarest query word found in the title: "Pallas" in a long title is strong evidence on its own.
         rare = max((self.idf(t) for t in matched), default=0.0) / self._idf_unseen
-        note_hit = sum(self.idf(t) for t in (note | title) & query.terms) + 0.5 * sum(
-            self.idf(t) for t in (note | title) & query.expansions
-        )
         idents = [t for t in query.intent.identifiers if t in self._idf]
         ident_total = sum(self.idf(t) for t in idents)
         ident_hit = sum(self.idf(t) for t in idents if t in title or t in note)
         return FieldEvidence(
             title=min(1.0, 0.5 * coverage + 0.5 * rare),
-            note=min(1.0, note_hit / query.query_weight),
             identifiers=ident_hit / ident_total if ident_total else 0.0,
             named=index in query.named[0],
         )
@@ -169,5 +163,4 @@ class PreparedQuery:
     intent: QueryIntent
     terms: set[str]
     expansions: set[str]
-    query_weight: float
     named: tuple[set[int], bool]

