@@ -1,0 +1,44 @@
+"""What the benchmarks share: the real corpus (shared archive + list), indexed once into a data dir."""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SHARED = ROOT.parent / "shared"
+WARC = SHARED / "corpus" / "guide-pages.warc.gz"
+LIST = SHARED / "guide" / "README.md"
+QUESTIONS = SHARED / "eval" / "dev-questions.jsonl"
+DEFAULT_HOME = ROOT / ".bench-home"
+
+
+def real_corpus_settings(home: Path = DEFAULT_HOME):  # noqa: ANN201 - Settings, imported lazily
+    """Settings on a data dir holding the shared archive, ingested and indexed (done once, then reused)."""
+    os.environ["GPUGUIDE_HOME"] = str(home)
+    from ingest.settings import load_settings
+
+    settings = load_settings(home=home, crawl={"offline": True, "warcs": [str(WARC)]})
+    if not (settings.index_dir / "manifest.json").exists():
+        from assistant.cli import _build_index
+        from ingest.catalog import parse_source
+        from ingest.pipeline import run_ingest
+
+        run_ingest(parse_source(str(LIST)).resources, settings, progress=False)
+        _build_index(settings, rebuild=False, quiet=True)
+    return settings
+
+
+def percentiles(samples_s: list[float]) -> dict[str, float]:
+    ms = sorted(1000 * s for s in samples_s)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    return {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(p95, 2), "max_ms": round(ms[-1], 2), "n": len(ms)}
+
+
+def peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
