@@ -18,6 +18,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from index.records import REBUILD_HINT, IndexLoadError
 
 log = logging.getLogger(__name__)
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
 TOKENIZER_VERSION = "gpuguide-bm25-3"
 _STOP = frozenset(STOPWORDS_EN) | frozenset(
@@ -93,17 +94,6 @@ class BM25Index:
 
     def vocabulary(self) -> set[str]:
         return set(getattr(self.model, "vocab_dict", {}) or {})
-
-    def document_frequencies(self) -> dict[str, int]:
-        """Chunks containing each term, read off the sparse score matrix (one column pointer per term)."""
-        if self.n_docs == 0:
-            return {}
-        indptr = np.asarray(self.model.scores["indptr"])
-        return {
-            term: int(indptr[i + 1] - indptr[i])
-            for term, i in self.model.vocab_dict.items()
-            if term and i + 1 < len(indptr)
-        }
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row; zeros when no query term is in the vocabulary."""

@@ -197,6 +197,10 @@ class Embedder:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[k] for k in keys]).astype(np.float32, copy=False)
 
+    def forget_queries(self) -> None:
+        """Drop remembered query vectors (benchmarks measure the encoder, not the LRU)."""
+        self._query_cache.clear()
+
     def embed_query(self, text: str) -> np.ndarray:
         vec = self._query_cache.get(text)
         if vec is None:

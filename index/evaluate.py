@@ -10,10 +10,10 @@ Metrics, over in-scope questions (non-empty `gold`):
 * MRR@10 = 1 / rank of the first gold URL in the top 10 (0 when none) — gold only;
 * nDCG@10 with graded gains: gold 1.0, accept 0.5 (accept counts as relevant, but less), ideal DCG from the
   gold and accept sets;
-* false_abstention = share of in-scope questions the mode refused. Ranking metrics ignore abstention (they
+* false_abstention_rate = share of in-scope questions the mode refused. Ranking metrics ignore abstention (they
   score the ranked list a refusal would have shown).
 
-Over out-of-scope questions (empty `gold`): abstention = share refused. Every mode also gets `by_kind`, and
+Over out-of-scope questions (empty `gold`): abstention_accuracy = share refused. Every mode also gets `by_kind`, and
 `without_next`: the same metrics without questions of kind "next" (those go to the reading planner when one is
 passed as `planner`; without one they are searched like any other question). `suggested_threshold` is the
 abstention threshold these results support (most out-of-scope refused with at most 5 % in-scope refused).
@@ -142,8 +142,8 @@ def metrics_for(rows: list[tuple[Question, list[str], bool]]) -> dict[str, Any]:
         "recall@10": _mean([recall_at(r, q.gold, 10) for q, r, _ in in_scope]),
         "mrr@10": _mean([mrr_at(r, q.gold, 10) for q, r, _ in in_scope]),
         "ndcg@10": _mean([ndcg_at(r, q.gold, q.accept, 10) for q, r, _ in in_scope]),
-        "abstention": _mean([float(a) for _, _, a in out_scope]),
-        "false_abstention": _mean([float(a) for _, _, a in in_scope]),
+        "abstention_accuracy": _mean([float(a) for _, _, a in out_scope]),
+        "false_abstention_rate": _mean([float(a) for _, _, a in in_scope]),
     }
 
 

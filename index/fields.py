@@ -91,7 +91,8 @@ class FieldIndex:
         self._df = df
         self._idf = {t: math.log(1 + n / c) for t, c in df.items()}
         self._idf_unseen = math.log(1 + n / 0.5)
-        self.title_vocab = sorted({t for title in self.titles for t in title if len(t) >= FUZZY_MIN_LEN})
+        self._title_terms = {t for title in self.titles for t in title}
+        self.title_vocab = sorted(t for t in self._title_terms if len(t) >= FUZZY_MIN_LEN)
         self.names: dict[str, set[int]] = {}
         for i, r in enumerate(resources):
             for name in _author_names(r.authors) | _labels(r.url):
@@ -131,11 +132,21 @@ class FieldIndex:
                     only = True
         return found, only and bool(found)
 
+    def _joined_terms(self, text: str) -> set[str]:
+        """Title words written apart in the query: 'thunder kittens' → thunderkitten, 'deep gemm' → deepgemm."""
+        words = re.findall(r"[A-Za-z0-9]+", text)
+        out = set()
+        for a, b in zip(words, words[1:], strict=False):
+            joined = tokenize(a + b)
+            if joined and joined[0] in self._title_terms:
+                out.add(joined[0])
+        return out
+
     def prepare(self, intent: QueryIntent) -> PreparedQuery:
         terms = set(intent.terms)
         return PreparedQuery(
             intent=intent,
-            terms=terms | self._fuzzy_terms(intent.terms),
+            terms=terms | self._fuzzy_terms(intent.terms) | self._joined_terms(intent.text),
             expansions=set(intent.expansions) - terms,
             named=self.named_resources(intent),
         )

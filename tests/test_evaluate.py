@@ -55,7 +55,7 @@ def test_abstention_metrics_split_in_scope_from_out_of_scope() -> None:
     ]
     m = metrics_for(rows)
     assert (m["n_in_scope"], m["n_out_of_scope"]) == (2, 2)
-    assert (m["recall@1"], m["mrr@10"], m["abstention"], m["false_abstention"]) == (0.5, 0.5, 0.5, 0.5)
+    assert (m["recall@1"], m["mrr@10"], m["abstention_accuracy"], m["false_abstention_rate"]) == (0.5, 0.5, 0.5, 0.5)
 
 
 def test_the_suggested_threshold_refuses_out_of_scope_and_keeps_in_scope() -> None:
@@ -100,8 +100,8 @@ def test_every_mode_runs_in_one_invocation(index: Searcher, questions: Path) -> 
         if result["id"] == "q3":
             assert "https://github.com/example/nccl" not in result["ranked"]  # already read
     hybrid = out["metrics"]["hybrid+rerank"]
-    assert hybrid["recall@1"] is not None and hybrid["abstention"] == 1.0
-    assert out["metrics"]["langchain-faiss"]["abstention"] == 0.0  # the stock baseline cannot refuse
+    assert hybrid["recall@1"] is not None and hybrid["abstention_accuracy"] == 1.0
+    assert out["metrics"]["langchain-faiss"]["abstention_accuracy"] == 0.0  # the stock baseline cannot refuse
 
 
 def test_next_questions_go_to_the_planner_when_one_is_given(index: Searcher, questions: Path) -> None:
