@@ -381,6 +381,20 @@ def cmd_read(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import ui
+
+    demo, url = ui.start(settings)
+    print(f"gpuguide: serving on {url}  (API: {url}?view=api, MCP: {url}gradio_api/mcp/); Ctrl-C stops", flush=True)
+    ui.wait(demo)
+    return 0
+
+
+def _serve_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    ui = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    return {"ui": ui} if ui else {}
+
+
 # --- parser --------------------------------------------------------------------------------------
 
 
@@ -474,6 +488,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["add", "remove", "list"])
     p.add_argument("refs", nargs="*", metavar="URL_OR_ID")
     p.set_defaults(handler=cmd_read)
+
+    p = sub.add_parser("serve", help="start the web app (chat, guide, status; API and MCP) and print its URL")
+    p.add_argument("--host", help="address to listen on (default ui.host, 127.0.0.1); others need ui.auth_*")
+    p.add_argument("--port", type=int, help="port (default ui.port, 7860)")
+    p.set_defaults(handler=cmd_serve, settings_overrides=_serve_overrides)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

@@ -1,0 +1,190 @@
+"""The web app in a real browser (Debian's chromium driven by Playwright) against `gpuguide serve` on a
+fixture index: cited answers, reading progress that survives a restart, escaped crawled text, re-ingest.
+
+Screenshots go to tests/artifacts/; with GPUGUIDE_UPDATE_SCREENSHOTS=1 to docs/screenshots/ (the README's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ui_fixture import XSS_IMG, XSS_QUESTION, XSS_SCRIPT, XSS_TITLE, AppServer, make_home
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 30_000
+FLASH_QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
+
+
+def shot_dir() -> Path:
+    path = ROOT / ("docs/screenshots" if os.environ.get("GPUGUIDE_UPDATE_SCREENSHOTS") else "tests/artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    home = tmp_path_factory.mktemp("ui-home")
+    make_home(home)
+    with AppServer(home) as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class Page:
+    """One tab on the app, recording every JavaScript dialog (an alert would mean injected script ran)."""
+
+    def __init__(self, browser: object, url: str) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.dialogs: list[str] = []
+        self.page.on("dialog", self._dialog)
+        self.open(url)
+
+    def _dialog(self, dialog: object) -> None:
+        self.dialogs.append(dialog.message)  # type: ignore[attr-defined]
+        dialog.dismiss()  # type: ignore[attr-defined]
+
+    def open(self, url: str) -> None:
+        self.page.goto(url)
+        self.page.locator("#gg-question textarea").wait_for()
+
+    def ask(self, question: str) -> object:
+        """Send a question; returns the locator of the finished answer (its sources panel, or its text)."""
+        before = self.page.locator("#gg-chat .gg-message").count()
+        box = self.page.locator("#gg-question textarea")
+        box.fill(question)
+        box.press("Enter")
+        answer = self.page.locator("#gg-chat .gg-message").nth(before)
+        answer.wait_for()
+        self.page.locator("#gg-chat .gg-pending").wait_for(state="detached")
+        return answer
+
+    def tab(self, name: str) -> None:
+        self.page.get_by_role("tab", name=name).click()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def page(browser: object, server: AppServer) -> Iterator[Page]:
+    tab = Page(browser, server.url)
+    yield tab
+    tab.close()
+
+
+def test_a_question_gets_a_cited_answer_with_its_place_in_the_list(page: Page) -> None:
+    answer = page.ask(FLASH_QUESTION)
+    refs = answer.locator(".gg-answer a.gg-ref")
+    assert refs.count() >= 1
+    assert refs.first.inner_text() == "[1]"
+    assert refs.first.get_attribute("href") == "https://example.org/papers/flashattention"
+    first = answer.locator(".gg-source").first
+    assert first.locator("a.gg-title").inner_text().startswith("FlashAttention")
+    place = first.locator("a.gg-place")
+    assert re.search(r"Attention & Memory-Bound Kernels › FlashAttention · Tier 1", place.inner_text())
+    assert place.get_attribute("href").endswith("#flashattention")
+    assert "attention matrix" in first.locator(".gg-passage").inner_text()
+    assert re.search(r"score \d\.\d\d", first.inner_text())
+    page.page.screenshot(path=str(shot_dir() / "chat.png"))
+
+    follow = page.ask("and the first one?")  # rewritten from the previous turn's citations
+    assert follow.locator(".gg-source a.gg-title").first.inner_text().startswith("FlashAttention")
+    assert not page.dialogs
+
+
+def test_crawled_html_and_titles_render_as_text(page: Page) -> None:
+    answer = page.ask(XSS_QUESTION)
+    source = answer.locator(".gg-source").first
+    assert source.locator("a.gg-title").inner_text() == XSS_TITLE
+    passage = source.locator(".gg-passage").inner_text()
+    assert XSS_SCRIPT in passage and XSS_IMG in passage
+    page.tab("Guide")
+    guide = page.page.locator("#gg-guide")
+    guide.get_by_text(XSS_TITLE).wait_for()
+    assert XSS_IMG in guide.inner_text()
+    page.page.locator("#gg-search textarea").fill("warp shuffle reduction")
+    page.page.locator("#gg-search textarea").press("Enter")
+    page.page.locator("#gg-results li").first.wait_for()
+    assert XSS_TITLE in page.page.locator("#gg-results").inner_text()
+    page.page.wait_for_timeout(500)  # give an injected onerror/script every chance to fire
+    assert page.page.locator("img[src='x'], #gg-guide script, #gg-chat script, #gg-results script").count() == 0
+    assert page.dialogs == []
+
+
+def _bars(page: Page) -> dict[str, str]:
+    labels = page.page.locator("#gg-plot [aria-roledescription='bar']").evaluate_all(
+        "els => els.map(e => e.getAttribute('aria-label'))"
+    )
+    return {lbl.split(";")[0].split(":", 1)[1].strip(): lbl for lbl in labels if lbl}  # "<x title>: <group>; …"
+
+
+def _progress(page: Page) -> tuple[int, list[str], dict[str, str]]:
+    summary = page.page.locator("#gg-summary").inner_text()
+    read = int(re.search(r"Read (\d+) of", summary).group(1))
+    picks = page.page.locator("#gg-next li").evaluate_all("els => els.map(e => e.dataset.rid)")
+    return read, picks, _bars(page)
+
+
+def test_ticking_read_updates_progress_and_next_and_survives_a_restart(page: Page, server: AppServer) -> None:
+    page.tab("Guide")
+    page.page.locator("#gg-plot [aria-roledescription='bar']").first.wait_for(state="attached")
+    read, picks, bars = _progress(page)
+    target = picks[0]
+    box = page.page.locator(f"#gg-guide input.gg-check[data-rid='{target}']")
+    assert not box.is_checked()
+    box.check()
+    page.page.wait_for_function(
+        "n => /Read (\\d+) of/.test(document.querySelector('#gg-summary').innerText) && "
+        "Number(document.querySelector('#gg-summary').innerText.match(/Read (\\d+) of/)[1]) === n", arg=read + 1
+    )
+    page.page.wait_for_function(f"() => !document.querySelector(\"#gg-next li[data-rid='{target}']\")")
+    read_after, picks_after, bars_after = _progress(page)
+    assert target not in picks_after and picks_after != picks
+    assert bars_after != bars  # one topic × tier bar grew
+    page.page.evaluate("window.scrollTo(0, 0)")
+    page.page.screenshot(path=str(shot_dir() / "guide.png"))
+
+    page.open(server.restart().url)
+    page.tab("Guide")
+    page.page.locator(f"#gg-guide input.gg-check[data-rid='{target}']").wait_for()
+    assert page.page.locator(f"#gg-guide input.gg-check[data-rid='{target}']").is_checked()
+    page.page.locator("#gg-plot [aria-roledescription='bar']").first.wait_for(state="attached")
+    page.page.wait_for_function("() => /Read \\d+ of/.test(document.querySelector('#gg-summary').innerText)")
+    assert _progress(page) == (read_after, picks_after, bars_after)
+
+
+def test_reingest_runs_in_the_background_and_chat_keeps_answering(page: Page) -> None:
+    page.tab("Index status")
+    status = page.page.locator("#gg-status")
+    status.get_by_text("Resources in the catalog").wait_for()
+    page.page.locator("#gg-reingest").click()
+    page.page.locator("#gg-job .gg-job").filter(has_text=re.compile("ingesting|indexing|done")).wait_for()
+    page.tab("Chat")
+    answer = page.ask(FLASH_QUESTION)
+    assert answer.locator(".gg-source").count() >= 1
+    page.tab("Index status")
+    page.page.locator("#gg-job .gg-job-done").wait_for(timeout=120_000)
+    # Offline with no archives: every resource is now known by its catalog card only.
+    assert re.search(r"catalog card\s+11\b", status.inner_text())

@@ -1,0 +1,721 @@
+"""The gpuguide web app (Gradio 6): chat with cited answers, the tiered guide with reading progress,
+index status with background re-ingest, and the same search / ask / next_reads as API and MCP tools.
+
+Safety is decided here, where the server is opened: loopback by default, auth required for any other
+address, no share links, no analytics, and every piece of catalog or crawled text escaped before it
+reaches HTML (the Chatbot and gr.HTML render HTML, so an unescaped `<img onerror>` would run).
+"""
+
+from __future__ import annotations
+
+import os
+
+# Gradio reads this at import time: no usage analytics or version checks leave the machine.
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+
+import html  # noqa: E402
+import ipaddress  # noqa: E402
+import logging  # noqa: E402
+import re  # noqa: E402
+import threading  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Any  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
+
+import gradio as gr  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from assistant.app_state import AppState, IndexStatus, IngestJob, ProgressRow  # noqa: E402
+from assistant.chain import MAX_QUESTION_CHARS, Query  # noqa: E402
+from assistant.followup import Turn  # noqa: E402
+from assistant.records import Answer, Citation  # noqa: E402
+from ingest.errors import UserError  # noqa: E402
+from ingest.records import Resource  # noqa: E402
+from ingest.settings import Settings, UISettings  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ["embedded", "extractive", "ollama", "openai"]
+KINDS = ["paper", "blog", "docs", "repo", "book", "video", "community", "model", "site"]
+ANY = "any"
+EXAMPLES = [
+    "How does FlashAttention avoid writing the attention matrix to HBM?",
+    "I finished siboehm's matmul post, what should I read next?",
+    "What does the Hopper TMA unit do?",
+    "How does NCCL's ring all-reduce use bandwidth?",
+]
+MAX_K = 20
+LLM_CONCURRENCY = "llm"  # one generation at a time: two llama.cpp runs on 2 cores are both slow
+SEARCH_CONCURRENCY = "search"
+PASSAGE_CHARS = 420
+
+# --- safety ------------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(ui: UISettings) -> tuple[str, str] | None:
+    """The auth pair to launch with, or None on loopback; refuse any other address without auth."""
+    if is_loopback(ui.host):
+        return (ui.auth_user, ui.auth_password) if ui.auth_user and ui.auth_password else None
+    if not (ui.auth_user and ui.auth_password):
+        raise UserError(
+            f"refusing to listen on {ui.host} without a login; set ui.auth_user and ui.auth_password "
+            "(e.g. GPUGUIDE_UI__AUTH_USER / GPUGUIDE_UI__AUTH_PASSWORD) or keep ui.host=127.0.0.1"
+        )
+    return (ui.auth_user, ui.auth_password)
+
+
+def esc(text: Any) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def safe_url(url: str) -> str:
+    """An escaped http(s) URL, or "" for anything else (a `javascript:` link must never be clickable)."""
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return ""
+    return esc(url.strip()) if scheme in ("http", "https") else ""
+
+
+def link(url: str, label_html: str, cls: str = "") -> str:
+    href = safe_url(url)
+    if not href:
+        return f'<span class="{cls}">{label_html}</span>' if cls else label_html
+    klass = f' class="{cls}"' if cls else ""
+    return f'<a{klass} href="{href}" target="_blank" rel="noopener noreferrer nofollow">{label_html}</a>'
+
+
+def trim(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
+
+
+def tier_label(tier: int | None) -> str:
+    return f"Tier {tier}" if tier is not None else "Untiered"
+
+
+# --- chat rendering ----------------------------------------------------------------------------
+
+_MARKER = re.compile(r"\[(\d{1,2})\]")
+
+
+def _text_with_links(text: str, citations: list[Citation]) -> str:
+    """Escaped text, line breaks kept, every [n] a link to source n."""
+    by_n = {c.n: c for c in citations}
+
+    def ref(match: re.Match[str]) -> str:
+        cite = by_n.get(int(match.group(1)))
+        if cite is None:
+            return match.group(0)
+        title = esc(f"{cite.title} — {cite.place}")
+        href = safe_url(cite.url) or safe_url(cite.list_url)
+        if not href:
+            return f'<sup class="gg-ref">[{cite.n}]</sup>'
+        return (f'<a class="gg-ref" href="{href}" title="{title}" target="_blank" '
+                f'rel="noopener noreferrer nofollow">[{cite.n}]</a>')
+
+    return _MARKER.sub(ref, esc(text)).replace("\n", "<br>")
+
+
+def render_sources(answer: Answer) -> str:
+    if not answer.citations:
+        return ""
+    items = []
+    for c in answer.citations:
+        score = "" if answer.route == "next" else f' <span class="gg-score">score {c.score:.2f}</span>'
+        kind = f' <span class="gg-kind">{esc(c.kind)}</span>' if c.kind else ""
+        items.append(
+            f'<li class="gg-source" value="{c.n}">'
+            f'<div class="gg-source-title">{link(c.url, esc(c.title), "gg-title")}{kind}</div>'
+            f'<div class="gg-source-place">{link(c.list_url, esc(c.place), "gg-place")}{score}</div>'
+            f'<blockquote class="gg-passage">{esc(trim(c.passage, PASSAGE_CHARS))}</blockquote></li>'
+        )
+    label = "Reading plan" if answer.route == "next" else "Sources"
+    return (f'<details class="gg-sources" open><summary>{label} ({len(answer.citations)})</summary>'
+            f'<ol class="gg-source-list">{"".join(items)}</ol></details>')
+
+
+def render_answer(answer: Answer, pending: str = "") -> str:
+    """One assistant message: the answer with linked [n], a discreet fallback note, the sources panel."""
+    parts = [f'<div class="gg-answer">{_text_with_links(answer.text, answer.citations)}</div>']
+    if answer.fallback:
+        parts.append(f'<div class="gg-note">Extractive answer shown ({esc(answer.fallback)}).</div>')
+    if pending:
+        parts.append(f'<div class="gg-note gg-pending">Writing a fuller answer with {esc(pending)}…</div>')
+    parts.append(render_sources(answer))
+    return f'<div class="gg-message">{"".join(parts)}</div>'
+
+
+def render_streaming(instant: Answer, draft: str, backend: str) -> str:
+    """While tokens stream: the draft as plain text (its [n] are not checked yet), the instant sources below."""
+    return (f'<div class="gg-message"><div class="gg-answer gg-draft">{esc(draft).replace(chr(10), "<br>")}▌</div>'
+            f'<div class="gg-note gg-pending">{esc(backend)} is writing; citations are checked when it is done.</div>'
+            f'{render_sources(instant)}</div>')
+
+
+def render_user(question: str) -> str:
+    return f'<div class="gg-question">{esc(question)}</div>'
+
+
+def render_error(message: str) -> str:
+    return f'<div class="gg-message gg-error">{esc(message)}</div>'
+
+
+# --- guide rendering ---------------------------------------------------------------------------
+
+
+def list_order(resources: list[Resource]) -> list[Resource]:
+    """The list's reading order: topics and their sections where they first appear, tiers ascending."""
+    first_topic: dict[str, int] = {}
+    first_section: dict[tuple[str, str], int] = {}
+    for res in sorted(resources, key=lambda r: r.position):
+        first_topic.setdefault(res.topic, res.position)
+        first_section.setdefault((res.topic, res.section), res.position)
+    return sorted(resources, key=lambda r: (first_topic[r.topic], first_section[(r.topic, r.section)],
+                                            -1 if r.tier is None else r.tier, r.position))
+
+
+def filter_guide(resources: list[Resource], read: set[str], tier: str, topic: str, kind: str,
+                 unread_only: bool) -> list[Resource]:
+    out = list_order(resources)
+    if tier and tier != ANY:
+        out = [r for r in out if tier_label(r.tier) == tier]
+    if topic and topic != ANY:
+        out = [r for r in out if r.topic == topic]
+    if kind and kind != ANY:
+        out = [r for r in out if r.kind == kind]
+    if unread_only:
+        out = [r for r in out if r.id not in read]
+    return out
+
+
+def _resource_item(res: Resource, read: set[str]) -> str:
+    checked = " checked" if res.id in read else ""
+    authors = f' <span class="gg-authors">— {esc(res.authors)}</span>' if res.authors else ""
+    tags = "".join(f' <span class="gg-tag">{esc(t)}</span>' for t in res.tags)
+    note = f'<div class="gg-note">{esc(res.note)}</div>' if res.note else ""
+    rid = esc(res.id)
+    return (
+        f'<li class="gg-res{" gg-done" if checked else ""}" data-rid="{rid}">'
+        f'<input type="checkbox" class="gg-check" data-rid="{rid}" aria-label="{esc("Read: " + res.title)}"{checked}>'
+        f'<div class="gg-res-body">{link(res.url, esc(res.title), "gg-title")} '
+        f'<span class="gg-kind">{esc(res.kind)}</span>{tags}{authors}{note}</div></li>'
+    )
+
+
+def render_guide(resources: list[Resource], read: set[str], list_url: str) -> str:
+    """Topics → sections → tiers → resources, in the list's own order."""
+    if not resources:
+        return '<div class="gg-guide gg-empty">Nothing matches these filters.</div>'
+    out = ['<div class="gg-guide">']
+    topic = section = None
+    tier: object = object()
+    open_ul = False
+    for res in resources:
+        if res.topic != topic or res.section != section or res.tier != tier:
+            if open_ul:
+                out.append("</ul>")
+            if res.topic != topic:
+                if topic is not None:
+                    out.append("</section>")
+                done = sum(1 for r in resources if r.topic == res.topic and r.id in read)
+                total = sum(1 for r in resources if r.topic == res.topic)
+                out.append(f'<section class="gg-topic-block"><h3 class="gg-topic">{esc(res.topic)} '
+                           f'<span class="gg-count">{done}/{total}</span></h3>')
+                section = None
+            if res.section != section:
+                out.append(f'<h4 class="gg-section">{link(list_url + res.list_anchor, esc(res.section))}</h4>')
+            if res.tier is not None:
+                out.append(f'<div class="gg-tier">{tier_label(res.tier)}</div>')
+            out.append('<ul class="gg-resources">')
+            open_ul = True
+            topic, section, tier = res.topic, res.section, res.tier
+        out.append(_resource_item(res, read))
+    out.append("</ul></section></div>")
+    return "".join(out)
+
+
+def render_hits(hits: list[Any], list_url: str) -> str:
+    if not hits:
+        return '<div class="gg-results gg-empty">No results.</div>'
+    items = []
+    for hit in hits:
+        res = hit.resource
+        passage = hit.passages[0][0].text if hit.passages else res.note
+        items.append(
+            f'<li><div>{link(res.url, esc(res.title), "gg-title")} <span class="gg-kind">{esc(res.kind)}</span></div>'
+            f'<div>{link(list_url + res.list_anchor, esc(res.place), "gg-place")} '
+            f'<span class="gg-score">confidence {hit.confidence:.2f}</span></div>'
+            f'<blockquote class="gg-passage">{esc(trim(passage, 300))}</blockquote></li>'
+        )
+    return f'<ol class="gg-results">{"".join(items)}</ol>'
+
+
+def render_plan(state: AppState, interest: str = "") -> str:
+    plan = state.plan(interest=interest, k=5)
+    if not plan.picks:
+        return '<div class="gg-next gg-empty">You have read everything in the guide.</div>'
+    list_url = state.settings.catalog.list_url
+    items = [
+        f'<li data-rid="{esc(p.resource.id)}">{link(p.resource.url, esc(p.resource.title), "gg-title")} '
+        f'<span class="gg-kind">{esc(p.resource.kind)}</span>'
+        f'<div>{link(list_url + p.resource.list_anchor, esc(p.resource.place), "gg-place")}</div>'
+        f'<div class="gg-reason">{esc(p.reason)}</div></li>'
+        for p in plan.picks
+    ]
+    return f'<ol class="gg-next">{"".join(items)}</ol>'
+
+
+TIER_COLORS = {"Tier 1": "#2f7ebc", "Tier 2": "#f28e2b", "Tier 3": "#59a14f", "Untiered": "#9c9c9c"}
+
+
+def group_label(row: ProgressRow) -> str:
+    # Tier first: a long topic name is cut at the end of the axis label, the tier must stay.
+    return f"{'T' + str(row.tier) if row.tier is not None else 'All'} · {row.topic}"
+
+
+def progress_frame(rows: list[ProgressRow]) -> pd.DataFrame:
+    """One bar per topic × tier: the share read, with the counts for the tooltip."""
+    return pd.DataFrame(
+        [{"group": group_label(r), "topic": r.topic, "tier": tier_label(r.tier), "percent": r.percent,
+          "read": r.read, "total": r.total} for r in rows],
+        columns=["group", "topic", "tier", "percent", "read", "total"],
+    )
+
+
+def progress_summary(rows: list[ProgressRow]) -> str:
+    read, total = sum(r.read for r in rows), sum(r.total for r in rows)
+    share = round(100 * read / total) if total else 0
+    return f"**Read {read} of {total}** ({share}%)"
+
+
+# --- status rendering --------------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def render_status(status: IndexStatus) -> str:
+    rows = [
+        ("Resources in the catalog", status.resources),
+        ("Pages crawled (ok / unchanged)", status.pages_ok),
+        ("Pages failed", status.pages_failed),
+        ("Skipped (offline, robots, …)", status.pages_skipped),
+        ("Resources known only by their catalog card", status.card_only),
+        ("Index", f"{status.chunks} chunks of {status.indexed_resources} resources ({esc(status.index_type)}, "
+                  f"{_size(status.index_bytes)})"),
+        ("Embedding model", esc(status.model)),
+        ("Index built", esc(status.built_at) or "–"),
+        ("Last ingest", esc(status.last_ingest) or "never (catalog cards only)"),
+    ]
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
+    failures = ""
+    if status.failures:
+        items = "".join(f"<li>{esc(u)} — {esc(r)}</li>" for u, r in status.failures)
+        failures = f"<details><summary>Failed pages</summary><ul>{items}</ul></details>"
+    return f'<table class="gg-status">{body}</table>{failures}'
+
+
+def render_job(job: IngestJob) -> str:
+    if job.phase == "idle":
+        return '<div class="gg-job">No re-ingest has run in this session.</div>'
+    spinner = " ⏳" if job.running else ""
+    return (f'<div class="gg-job gg-job-{esc(job.phase)}"><b>{esc(job.phase)}</b>{spinner} · '
+            f"{job.elapsed_s():.0f}s · {esc(job.message)}</div>")
+
+
+# --- the app -----------------------------------------------------------------------------------
+
+# Delegated so it survives re-renders of the guide: a ticked box becomes a `select` event.
+TOGGLE_JS = """
+element.addEventListener('change', (event) => {
+  const box = event.target.closest('input.gg-check');
+  if (!box) return;
+  const item = box.closest('li.gg-res');
+  if (item) item.classList.toggle('gg-done', box.checked);
+  const block = box.closest('section.gg-topic-block');
+  const count = block && block.querySelector('.gg-count');
+  if (count) {
+    const boxes = block.querySelectorAll('input.gg-check');
+    const done = Array.from(boxes).filter((b) => b.checked).length;
+    count.textContent = done + '/' + boxes.length;
+  }
+  trigger('select', {index: box.dataset.rid, value: box.dataset.rid, selected: box.checked});
+});
+"""
+
+CSS = """
+.gg-message { line-height: 1.5; }
+.gg-note { color: var(--body-text-color-subdued); font-size: 0.85em; }
+.gg-pending { font-style: italic; }
+.gg-ref { font-weight: 600; text-decoration: none; margin-left: 1px; }
+.gg-sources { margin-top: .6em; border-top: 1px solid var(--border-color-primary); padding-top: .4em; }
+.gg-sources summary { cursor: pointer; font-weight: 600; font-size: .9em; }
+.gg-source-list { padding-left: 1.4em; margin: .3em 0; }
+.gg-source { margin-bottom: .5em; }
+.gg-source-place, .gg-score { font-size: .85em; }
+.gg-score { color: var(--body-text-color-subdued); margin-left: .4em; }
+.gg-passage { margin: .2em 0 0 0; padding: .2em .6em; border-left: 3px solid var(--border-color-primary);
+  font-size: .85em; color: var(--body-text-color-subdued); white-space: normal; }
+.gg-kind, .gg-tag { font-size: .75em; padding: 0 .4em; border-radius: 4px; background: var(--background-fill-secondary);
+  border: 1px solid var(--border-color-primary); margin-left: .3em; }
+.gg-guide h3.gg-topic { margin: 1em 0 .2em; font-size: 1.15em; }
+.gg-guide h4.gg-section { margin: .6em 0 .1em; font-size: 1em; }
+.gg-count { font-weight: 400; font-size: .8em; color: var(--body-text-color-subdued); }
+.gg-tier { font-size: .8em; text-transform: uppercase; letter-spacing: .05em; color: var(--body-text-color-subdued); margin-top: .3em; }
+.gg-resources { list-style: none; padding-left: .2em; margin: .1em 0; }
+.gg-res { display: flex; gap: .5em; align-items: flex-start; margin: .25em 0; }
+.gg-res input { margin-top: .3em; }
+.gg-res.gg-done .gg-title { color: var(--body-text-color-subdued); text-decoration: line-through; }
+.gg-res-body .gg-note { margin-top: .1em; }
+.gg-authors { font-size: .85em; color: var(--body-text-color-subdued); }
+.gg-reason { font-size: .85em; color: var(--body-text-color-subdued); }
+.gg-next li, .gg-results li { margin-bottom: .5em; }
+.gg-status th { text-align: left; padding-right: 1.5em; font-weight: 500; }
+.gg-error { color: var(--error-text-color); }
+"""
+
+
+def _opt(value: str | None) -> str | None:
+    return None if value in (None, "", ANY) else value
+
+
+def _tier(value: str | None) -> int | None:
+    value = _opt(value)
+    if value is None:
+        return None
+    match = re.search(r"\d+", value)
+    return int(match.group(0)) if match else None
+
+
+def _turns(answers: list[dict[str, Any]]) -> list[Turn]:
+    return [
+        Turn(a["question"], a.get("standalone_question") or a["question"], [c["title"] for c in a.get("citations", [])])
+        for a in answers
+    ]
+
+
+def too_long(question: str) -> str | None:
+    if len(question) > MAX_QUESTION_CHARS:
+        return f"The question is {len(question)} characters long; the limit is {MAX_QUESTION_CHARS}. Please shorten it."
+    return None
+
+
+def build_app(state: AppState) -> gr.Blocks:
+    """The Blocks app over one AppState. Named API endpoints: search, ask, next_reads."""
+    settings = state.settings
+    resources = state.resources
+    list_url = settings.catalog.list_url
+    topics = list(dict.fromkeys(r.topic for r in sorted(resources, key=lambda r: r.position)))
+    tiers = [tier_label(t) for t in sorted({r.tier for r in resources if r.tier is not None})]
+    kinds = [k for k in KINDS if any(r.kind == k for r in resources)]
+    default_backend = settings.llm.backend
+
+    # --- handlers ------------------------------------------------------------------------------
+
+    def respond(message: str, history: list[dict[str, Any]], answers: list[dict[str, Any]], backend: str, k: int,
+                tier: str, topic: str, kind: str, unread: bool) -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+        question = (message or "").strip()
+        if not question:
+            yield "", history, answers
+            return
+        history = [*history, {"role": "user", "content": render_user(question[:MAX_QUESTION_CHARS] + ("…" if len(question) > MAX_QUESTION_CHARS else ""))}]
+        if problem := too_long(question):
+            yield "", [*history, {"role": "assistant", "content": render_error(problem)}], answers
+            return
+        backend = backend if backend in BACKENDS else default_backend
+        query = Query(question, history=_turns(answers), tier=_tier(tier), topic=_opt(topic), kind=_opt(kind),
+                      unread_only=bool(unread), backend=backend, k=max(1, min(int(k or 3), 8)))
+        history.append({"role": "assistant", "content": '<div class="gg-note gg-pending">Searching the guide…</div>'})
+        yield "", history, answers
+        instant: Answer | None = None
+        draft = ""
+        try:
+            for event in state.assistant().stream(query):
+                if event.kind == "sources" and event.answer is not None:
+                    instant = event.answer
+                    waiting = backend if backend != "extractive" and instant.route == "search" else ""
+                    history[-1] = {"role": "assistant", "content": render_answer(instant, pending=waiting)}
+                elif event.kind == "token" and instant is not None:
+                    draft += event.token
+                    history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend)}
+                elif event.kind == "final" and event.answer is not None:
+                    history[-1] = {"role": "assistant", "content": render_answer(event.answer)}
+                    answers = [*answers, event.answer.to_dict()]
+                yield "", history, answers
+        except UserError as exc:
+            history[-1] = {"role": "assistant", "content": render_error(str(exc))}
+            yield "", history, answers
+        except Exception:  # the chat must answer something, never hang on a spinner
+            log.exception("answering %r failed", question[:200])
+            history[-1] = {"role": "assistant", "content": render_error("Something went wrong answering that; see the server log.")}
+            yield "", history, answers
+
+    def guide_view(tier: str, topic: str, kind: str, unread: bool) -> str:
+        read = state.read_ids()
+        return render_guide(filter_guide(resources, read, tier, topic, kind, unread), read, list_url)
+
+    def progress_view(interest: str) -> tuple[str, pd.DataFrame, str]:
+        rows = state.progress()
+        return progress_summary(rows), progress_frame(rows), render_plan(state, interest or "")
+
+    def toggle(interest: str, evt: gr.SelectData) -> tuple[str, pd.DataFrame, str]:
+        state.set_read(str(evt.index), bool(evt.selected))
+        return progress_view(interest)
+
+    def guide_search(query: str, tier: str, topic: str, kind: str, unread: bool) -> str:
+        query = (query or "").strip()[:MAX_QUESTION_CHARS]
+        if not query:
+            return ""
+        hits = state.search(query, k=8, tier=_tier(tier), topic=_opt(topic), kind=_opt(kind), unread_only=bool(unread))
+        return render_hits(hits, list_url)
+
+    def status_view() -> str:
+        return render_status(state.index_status())
+
+    def start_reingest() -> tuple[str, gr.Timer]:
+        if not state.start_reingest():
+            gr.Info("A re-ingest is already running.")
+        return render_job(state.job), gr.Timer(active=True)
+
+    def poll_job() -> tuple[str, str, gr.Timer]:
+        job = state.job
+        return render_job(job), status_view(), gr.Timer(active=job.running)
+
+    # --- API / MCP tools -----------------------------------------------------------------------
+
+    def search(query: str, k: int = 5, tier: int | None = None, topic: str = "", kind: str = "",
+               unread_only: bool = False) -> list[dict[str, Any]]:
+        """Hybrid search (BM25 + embeddings + rerank, no LLM) over the tiered reading list of GPU performance-engineering resources.
+
+        Args:
+            query: What to look for, e.g. "tensor core mma pipelining" (at most 2000 characters).
+            k: How many resources to return, 1 to 20.
+            tier: Only this tier of the list (1 essential, 2 deeper, 3 advanced); leave empty for any tier.
+            topic: Only topics whose name contains this text, e.g. "Attention"; empty for any.
+            kind: Only this kind of resource: paper, blog, docs, repo, book, video, community, model or site; empty for any.
+            unread_only: Leave out resources the learner has marked read.
+
+        Returns:
+            Resources best first: title, url, kind, place (topic › section · tier), list_url, confidence and best passages.
+        """
+        if problem := too_long(query or ""):
+            raise gr.Error(problem)
+        hits = state.search(query, k=max(1, min(int(k), MAX_K)), tier=tier, topic=topic or None, kind=kind or None,
+                            unread_only=unread_only)
+        return [
+            {
+                "rank": i, "id": h.resource.id, "title": h.resource.title, "url": h.resource.url,
+                "kind": h.resource.kind, "topic": h.resource.topic, "section": h.resource.section,
+                "tier": h.resource.tier, "place": h.resource.place, "list_url": list_url + h.resource.list_anchor,
+                "score": round(float(h.score), 6), "confidence": round(float(h.confidence), 4),
+                "passages": [trim(c.text, 600) for c, _ in h.passages[:2]],
+            }
+            for i, h in enumerate(hits, start=1)
+        ]
+
+    def ask(question: str, backend: str = "", tier: int | None = None, topic: str = "", kind: str = "",
+            unread_only: bool = False, k: int = 3) -> dict[str, Any]:
+        """Answer a question about GPU performance engineering from the reading list, with numbered citations.
+
+        Questions about what to read next go to the reading planner, which follows the list's tier order and the learner's progress.
+
+        Args:
+            question: The question, e.g. "How does FlashAttention avoid writing the attention matrix to HBM?" (at most 2000 characters).
+            backend: embedded, extractive, ollama or openai; empty for the server's default.
+            tier: Only cite this tier (1, 2 or 3); leave empty for any tier.
+            topic: Only cite topics whose name contains this text; empty for any.
+            kind: Only cite this kind: paper, blog, docs, repo, book, video, community, model or site; empty for any.
+            unread_only: Only cite resources the learner has not marked read.
+            k: How many sources the answer may draw on, 1 to 8.
+
+        Returns:
+            The answer: text with [n] markers, citations (title, url, place in the list, list_url, passage, score), route (search, next or abstain), backend and fallback.
+        """
+        if problem := too_long(question or ""):
+            raise gr.Error(problem)
+        if backend and backend not in BACKENDS:
+            raise gr.Error(f"backend must be one of {', '.join(BACKENDS)}")
+        query = Query(question, tier=tier, topic=topic or None, kind=kind or None, unread_only=unread_only,
+                      backend=backend or None, k=max(1, min(int(k), 8)))
+        return state.assistant().ask(query).to_dict()
+
+    def next_reads(interest: str = "", k: int = 5, read: list[str] | None = None) -> dict[str, Any]:
+        """What to read next in the GPU performance-engineering list, in its tier order, skipping what the learner has read.
+
+        Args:
+            interest: What the learner wants to get good at, e.g. "attention kernels"; empty for the guide's plain order.
+            k: How many picks to return, 1 to 20.
+            read: Extra resource ids or URLs to count as read for this plan only (the stored progress is not changed).
+
+        Returns:
+            picks (title, url, place, list_url, reason) and the focus topics the plan starts from.
+        """
+        from assistant.profile import resolve_resource
+
+        if problem := too_long(interest or ""):
+            raise gr.Error(problem)
+        try:
+            extra = {resolve_resource(ref, resources).id for ref in (read or [])[:200]}
+        except UserError as exc:
+            raise gr.Error(str(exc)) from None
+        plan = state.plan(interest=interest or "", k=max(1, min(int(k), MAX_K)), extra_read=extra)
+        return {
+            "focus_topics": plan.focus_topics,
+            "picks": [
+                {"id": p.resource.id, "title": p.resource.title, "url": p.resource.url, "kind": p.resource.kind,
+                 "tier": p.resource.tier, "place": p.resource.place, "list_url": list_url + p.resource.list_anchor,
+                 "reason": p.reason}
+                for p in plan.picks
+            ],
+        }
+
+    # --- layout --------------------------------------------------------------------------------
+
+    with gr.Blocks(title="gpuguide", analytics_enabled=False) as demo:
+        gr.Markdown("## gpuguide · GPU performance engineering, from the tiered reading list")
+        with gr.Tabs():
+            with gr.Tab("Chat", id="chat"):
+                chatbot = gr.Chatbot(
+                    label="Answers cite the guide", elem_id="gg-chat", height=520, render_markdown=False,
+                    latex_delimiters=[], feedback_options=None, buttons=["copy"], group_consecutive_messages=False,
+                    placeholder="Ask about GPU performance engineering; answers cite the reading list.",
+                )
+                with gr.Row():
+                    question = gr.Textbox(show_label=False, placeholder="Ask a question (Enter to send)", scale=8,
+                                          max_length=MAX_QUESTION_CHARS, elem_id="gg-question", autofocus=True)
+                    send = gr.Button("Ask", variant="primary", scale=1, elem_id="gg-ask")
+                gr.Examples(EXAMPLES, inputs=[question], label="Examples")
+                with gr.Accordion("Settings", open=False):
+                    with gr.Row():
+                        backend = gr.Radio(BACKENDS, value=default_backend, label="Answer with",
+                                           info="extractive: quoted sentences, no LLM")
+                        k = gr.Slider(1, 8, value=3, step=1, label="Sources (k)")
+                    with gr.Row():
+                        c_tier = gr.Dropdown([ANY, *tiers], value=ANY, label="Tier")
+                        c_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic")
+                        c_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind")
+                        c_unread = gr.Checkbox(False, label="Unread only")
+                clear = gr.Button("New conversation", size="sm")
+                answers = gr.State([])
+
+            with gr.Tab("Guide", id="guide"):
+                rows = state.progress()
+                summary = gr.Markdown(elem_id="gg-summary")
+                plot = gr.BarPlot(
+                    progress_frame(rows), x="group", y="percent", color="tier", color_map=TIER_COLORS,
+                    colors_in_legend=[t for t in TIER_COLORS if any(tier_label(r.tier) == t for r in rows)],
+                    title="Completion per topic × tier", x_title=" ", y_title="% read", y_lim=[0, 100],
+                    sort=[group_label(r) for r in rows], x_label_angle=-45, height=300, tooltip="all",
+                    elem_id="gg-plot", show_label=False,
+                )
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        with gr.Row():
+                            g_tier = gr.Dropdown([ANY, *tiers], value=ANY, label="Tier", min_width=100)
+                            g_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic")
+                            g_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind", min_width=100)
+                            g_unread = gr.Checkbox(False, label="Unread only", min_width=100)
+                        with gr.Row():
+                            g_query = gr.Textbox(show_label=False, placeholder="Search the guide (hybrid search, no LLM)",
+                                                 scale=6, max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
+                            g_go = gr.Button("Search", scale=1, min_width=100)
+                        g_results = gr.HTML(elem_id="gg-results")
+                        guide = gr.HTML(elem_id="gg-guide", js_on_load=TOGGLE_JS)
+                    with gr.Column(scale=2):
+                        gr.Markdown("### What next?")
+                        interest = gr.Textbox(show_label=False, placeholder="What do you want to get good at? (Enter)",
+                                              max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
+                        next_panel = gr.HTML(elem_id="gg-next")
+
+            with gr.Tab("Index status", id="status"):
+                status = gr.HTML(elem_id="gg-status")
+                with gr.Row():
+                    reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0, min_width=280)
+                    job = gr.HTML(render_job(state.job), elem_id="gg-job")
+                gr.Markdown("Re-ingest runs in the background: chat keeps answering from the current index until the new one is ready.")
+                timer = gr.Timer(2.0, active=state.job.running)
+
+        # --- events --------------------------------------------------------------------------------
+        chat_inputs = [question, chatbot, answers, backend, k, c_tier, c_topic, c_kind, c_unread]
+        chat_outputs = [question, chatbot, answers]
+        for trigger in (question.submit, send.click):
+            trigger(respond, chat_inputs, chat_outputs, concurrency_id=LLM_CONCURRENCY, concurrency_limit=1,
+                    show_progress="minimal", api_visibility="private")
+        clear.click(lambda: ([], []), None, [chatbot, answers], queue=False, api_visibility="private")
+
+        guide_filters = [g_tier, g_topic, g_kind, g_unread]
+        for comp in guide_filters:
+            comp.change(guide_view, guide_filters, guide, api_visibility="private", show_progress="hidden")
+        for trigger in (g_query.submit, g_go.click):
+            trigger(guide_search, [g_query, *guide_filters], g_results, concurrency_id=SEARCH_CONCURRENCY,
+                    concurrency_limit=4, api_visibility="private")
+        guide.select(toggle, [interest], [summary, plot, next_panel], api_visibility="private",
+                     show_progress="hidden", trigger_mode="multiple")
+        interest.submit(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
+
+        reingest.click(start_reingest, None, [job, timer], api_visibility="private")
+        timer.tick(poll_job, None, [job, status, timer], api_visibility="private", show_progress="hidden")
+
+        demo.load(guide_view, guide_filters, guide, api_visibility="private")
+        demo.load(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
+        demo.load(status_view, None, status, api_visibility="private")
+
+        gr.api(search, api_name="search", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=4)
+        gr.api(ask, api_name="ask", concurrency_id=LLM_CONCURRENCY, concurrency_limit=1)
+        gr.api(next_reads, api_name="next_reads")
+    return demo
+
+
+def start(settings: Settings, state: AppState | None = None) -> tuple[gr.Blocks, str]:
+    """Check the bind, prepare the index, launch without blocking; returns the app and its local URL."""
+    auth = check_bind(settings.ui)  # before anything slow: a refused bind is an instant one-line error
+    state = state or AppState(settings)
+    log.info("%s", state.prepare())
+    demo = build_app(state)
+    demo.queue(default_concurrency_limit=4, max_size=64)
+    try:
+        _, url, _ = demo.launch(
+            server_name=settings.ui.host, server_port=settings.ui.port, share=False, auth=auth,
+            mcp_server=True, prevent_thread_lock=True, quiet=True, show_error=False, ssr_mode=False,
+            enable_monitoring=False, footer_links=["api"], css=CSS, max_file_size="1mb",
+        )
+    except OSError as exc:
+        raise UserError(f"cannot listen on {settings.ui.host}:{settings.ui.port} ({str(exc).splitlines()[0]}); "
+                         "pick another with --port") from None
+    if settings.llm.backend == "embedded":
+        threading.Thread(target=_warm_llm, args=(settings,), name="gpuguide-llm-warmup", daemon=True).start()
+    return demo, url
+
+
+def _warm_llm(settings: Settings) -> None:
+    """Assemble and load the packaged model in the background so the first answer does not wait for it."""
+    try:
+        from assistant.models import chat_model
+
+        chat_model(settings)
+        log.info("embedded model loaded")
+    except Exception as exc:  # the extractive answer still works; the chat reports the fallback
+        log.warning("embedded model not loaded: %s", exc)
+
+
+def wait(demo: gr.Blocks) -> None:
+    """Block until Ctrl-C, then close the server."""
+    try:
+        demo.block_thread()
+    finally:
+        demo.close()
