@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python ships as source; these flags make it build portably in a few minutes on 2 cores.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: install run test bench clean
+.PHONY: install browser run test bench clean
 
 install: $(STAMP)
 
@@ -19,9 +19,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: install
-	$(BIN)/gpuguide catalog
+	$(BIN)/gpuguide serve
 
-test: install
+# The browser tests drive Debian's chromium (Playwright's own browser download is not needed).
+browser:
+	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+test: install browser
 	$(BIN)/python -m pytest
 
 bench: install

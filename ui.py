@@ -18,7 +18,7 @@ import ipaddress  # noqa: E402
 import logging  # noqa: E402
 import re  # noqa: E402
 import threading  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Callable, Iterable, Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
@@ -26,7 +26,7 @@ import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from assistant.app_state import AppState, IndexStatus, IngestJob, ProgressRow  # noqa: E402
-from assistant.chain import MAX_QUESTION_CHARS, Query  # noqa: E402
+from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query  # noqa: E402
 from assistant.followup import Turn  # noqa: E402
 from assistant.records import Answer, Citation  # noqa: E402
 from ingest.errors import UserError  # noqa: E402
@@ -156,9 +156,11 @@ def render_answer(answer: Answer, pending: str = "") -> str:
 
 
 def render_streaming(instant: Answer, draft: str, backend: str) -> str:
-    """While tokens stream: the draft as plain text (its [n] are not checked yet), the instant sources below."""
-    return (f'<div class="gg-message"><div class="gg-answer gg-draft">{esc(draft).replace(chr(10), "<br>")}▌</div>'
-            f'<div class="gg-note gg-pending">{esc(backend)} is writing; citations are checked when it is done.</div>'
+    """While tokens stream: the instant answer stays readable, the draft grows below it as plain text
+    (its [n] are not checked yet); the final answer replaces both."""
+    return (f'<div class="gg-message"><div class="gg-answer">{_text_with_links(instant.text, instant.citations)}</div>'
+            f'<div class="gg-draft"><span class="gg-note gg-pending">{esc(backend)} is writing (citations are '
+            f'checked when it is done):</span><br>{esc(draft).replace(chr(10), "<br>")}▌</div>'
             f'{render_sources(instant)}</div>')
 
 
@@ -362,6 +364,7 @@ CSS = """
 .gg-message { line-height: 1.5; }
 .gg-note { color: var(--body-text-color-subdued); font-size: 0.85em; }
 .gg-pending { font-style: italic; }
+.gg-draft { margin-top: .5em; padding: .3em .6em; border-left: 3px solid var(--color-accent); }
 .gg-ref { font-weight: 600; text-decoration: none; margin-left: 1px; }
 .gg-sources { margin-top: .6em; border-top: 1px solid var(--border-color-primary); padding-top: .4em; }
 .gg-sources summary { cursor: pointer; font-weight: 600; font-size: .9em; }
@@ -415,6 +418,52 @@ def too_long(question: str) -> str | None:
     return None
 
 
+Messages = list[dict[str, Any]]
+
+
+def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], message: str, history: Messages,
+               answers: list[dict[str, Any]], backend: str, filters: dict[str, Any]) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
+    """The chat as the answer grows: a placeholder, then the instant extractive answer with its sources,
+    then the LLM's draft as it streams, then the final answer in its place. `answers` keeps each final
+    Answer (as a dict) so the next question can be rewritten from the previous turns."""
+    question = (message or "").strip()
+    if not question:
+        yield list(history), answers
+        return
+    shown = question if len(question) <= MAX_QUESTION_CHARS else question[:MAX_QUESTION_CHARS] + " …"
+    history = [*history, {"role": "user", "content": render_user(shown)}]
+    if problem := too_long(question):
+        yield [*history, {"role": "assistant", "content": render_error(problem)}], answers
+        return
+    query = Query(question, history=_turns(answers), backend=backend, **filters)
+    history.append({"role": "assistant", "content": '<div class="gg-note gg-pending">Searching the guide…</div>'})
+    yield list(history), answers
+    instant: Answer | None = None
+    draft = ""
+    try:
+        for event in stream(query):
+            if event.kind == "sources" and event.answer is not None:
+                instant = event.answer
+                waiting = backend if backend != "extractive" and instant.route == "search" else ""
+                history[-1] = {"role": "assistant", "content": render_answer(instant, pending=waiting)}
+            elif event.kind == "token" and instant is not None:
+                draft += event.token
+                history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend)}
+            elif event.kind == "final" and event.answer is not None:
+                history[-1] = {"role": "assistant", "content": render_answer(event.answer)}
+                answers = [*answers, event.answer.to_dict()]
+            else:
+                continue
+            yield list(history), answers
+    except UserError as exc:
+        history[-1] = {"role": "assistant", "content": render_error(str(exc))}
+        yield list(history), answers
+    except Exception:  # the chat must answer something, never hang on a spinner
+        log.exception("answering %r failed", question[:200])
+        history[-1] = {"role": "assistant", "content": render_error("Something went wrong answering that; see the server log.")}
+        yield list(history), answers
+
+
 def build_app(state: AppState) -> gr.Blocks:
     """The Blocks app over one AppState. Named API endpoints: search, ask, next_reads."""
     settings = state.settings
@@ -427,43 +476,13 @@ def build_app(state: AppState) -> gr.Blocks:
 
     # --- handlers ------------------------------------------------------------------------------
 
-    def respond(message: str, history: list[dict[str, Any]], answers: list[dict[str, Any]], backend: str, k: int,
-                tier: str, topic: str, kind: str, unread: bool) -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
-        question = (message or "").strip()
-        if not question:
-            yield "", history, answers
-            return
-        history = [*history, {"role": "user", "content": render_user(question[:MAX_QUESTION_CHARS] + ("…" if len(question) > MAX_QUESTION_CHARS else ""))}]
-        if problem := too_long(question):
-            yield "", [*history, {"role": "assistant", "content": render_error(problem)}], answers
-            return
+    def respond(message: str, history: Messages, answers: list[dict[str, Any]], backend: str, k: int,
+                tier: str, topic: str, kind: str, unread: bool) -> Iterator[tuple[str, Messages, list[dict[str, Any]]]]:
         backend = backend if backend in BACKENDS else default_backend
-        query = Query(question, history=_turns(answers), tier=_tier(tier), topic=_opt(topic), kind=_opt(kind),
-                      unread_only=bool(unread), backend=backend, k=max(1, min(int(k or 3), 8)))
-        history.append({"role": "assistant", "content": '<div class="gg-note gg-pending">Searching the guide…</div>'})
-        yield "", history, answers
-        instant: Answer | None = None
-        draft = ""
-        try:
-            for event in state.assistant().stream(query):
-                if event.kind == "sources" and event.answer is not None:
-                    instant = event.answer
-                    waiting = backend if backend != "extractive" and instant.route == "search" else ""
-                    history[-1] = {"role": "assistant", "content": render_answer(instant, pending=waiting)}
-                elif event.kind == "token" and instant is not None:
-                    draft += event.token
-                    history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend)}
-                elif event.kind == "final" and event.answer is not None:
-                    history[-1] = {"role": "assistant", "content": render_answer(event.answer)}
-                    answers = [*answers, event.answer.to_dict()]
-                yield "", history, answers
-        except UserError as exc:
-            history[-1] = {"role": "assistant", "content": render_error(str(exc))}
-            yield "", history, answers
-        except Exception:  # the chat must answer something, never hang on a spinner
-            log.exception("answering %r failed", question[:200])
-            history[-1] = {"role": "assistant", "content": render_error("Something went wrong answering that; see the server log.")}
-            yield "", history, answers
+        filters = {"tier": _tier(tier), "topic": _opt(topic), "kind": _opt(kind), "unread_only": bool(unread),
+                   "k": max(1, min(int(k or 3), 8))}
+        for messages, kept in chat_reply(lambda q: state.assistant().stream(q), message, history, answers, backend, filters):
+            yield "", messages, kept
 
     def guide_view(tier: str, topic: str, kind: str, unread: bool) -> str:
         read = state.read_ids()
@@ -697,20 +716,8 @@ def start(settings: Settings, state: AppState | None = None) -> tuple[gr.Blocks,
     except OSError as exc:
         raise UserError(f"cannot listen on {settings.ui.host}:{settings.ui.port} ({str(exc).splitlines()[0]}); "
                          "pick another with --port") from None
-    if settings.llm.backend == "embedded":
-        threading.Thread(target=_warm_llm, args=(settings,), name="gpuguide-llm-warmup", daemon=True).start()
+    threading.Thread(target=state.warm_up, name="gpuguide-warm-up", daemon=True).start()
     return demo, url
-
-
-def _warm_llm(settings: Settings) -> None:
-    """Assemble and load the packaged model in the background so the first answer does not wait for it."""
-    try:
-        from assistant.models import chat_model
-
-        chat_model(settings)
-        log.info("embedded model loaded")
-    except Exception as exc:  # the extractive answer still works; the chat reports the fallback
-        log.warning("embedded model not loaded: %s", exc)
 
 
 def wait(demo: gr.Blocks) -> None:

@@ -154,6 +154,19 @@ class AppState:
         self.assistant()
         return what
 
+    def warm_up(self) -> None:
+        """Pay the lazy loads (embedding model, reranker, scope vocabulary; the packaged LLM when it is the
+        backend) on a background thread after the server is up, so neither the URL nor the first answer waits."""
+        try:
+            self.assistant().searcher.search("GPU memory bandwidth", k=1)
+            if self.settings.llm.backend == "embedded":
+                from assistant.models import chat_model
+
+                chat_model(self.settings)
+            log.info("warmed up")
+        except Exception as exc:  # only a head start: a real question reports any problem itself
+            log.warning("warm-up failed: %s", exc)
+
     def _load(self) -> Assistant:
         from index.search import load_searcher
 

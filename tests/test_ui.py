@@ -1,7 +1,7 @@
 """The web app in a real browser (Debian's chromium driven by Playwright) against `gpuguide serve` on a
 fixture index: cited answers, reading progress that survives a restart, escaped crawled text, re-ingest.
 
-Screenshots go to tests/artifacts/; with GPUGUIDE_UPDATE_SCREENSHOTS=1 to docs/screenshots/ (the README's).
+Screenshots go to tests/artifacts/; with UPDATE_SCREENSHOTS=1 to docs/screenshots/ (the README's).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ FLASH_QUESTION = "How does FlashAttention avoid writing the attention matrix to 
 
 
 def shot_dir() -> Path:
-    path = ROOT / ("docs/screenshots" if os.environ.get("GPUGUIDE_UPDATE_SCREENSHOTS") else "tests/artifacts")
+    path = ROOT / ("docs/screenshots" if os.environ.get("UPDATE_SCREENSHOTS") else "tests/artifacts")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -163,8 +163,6 @@ def test_ticking_read_updates_progress_and_next_and_survives_a_restart(page: Pag
     read_after, picks_after, bars_after = _progress(page)
     assert target not in picks_after and picks_after != picks
     assert bars_after != bars  # one topic × tier bar grew
-    page.page.evaluate("window.scrollTo(0, 0)")
-    page.page.screenshot(path=str(shot_dir() / "guide.png"))
 
     page.open(server.restart().url)
     page.tab("Guide")
@@ -173,6 +171,12 @@ def test_ticking_read_updates_progress_and_next_and_survives_a_restart(page: Pag
     page.page.locator("#gg-plot [aria-roledescription='bar']").first.wait_for(state="attached")
     page.page.wait_for_function("() => /Read \\d+ of/.test(document.querySelector('#gg-summary').innerText)")
     assert _progress(page) == (read_after, picks_after, bars_after)
+
+    for rid in ("hopper-tma", "triton-intro"):  # a little more progress for the screenshot
+        page.page.locator(f"#gg-guide input.gg-check[data-rid='{rid}']").check()
+        page.page.wait_for_function(f"() => !document.querySelector(\"#gg-next li[data-rid='{rid}']\")")
+    page.page.evaluate("window.scrollTo(0, 0)")
+    page.page.screenshot(path=str(shot_dir() / "guide.png"))
 
 
 def test_reingest_runs_in_the_background_and_chat_keeps_answering(page: Page) -> None:
@@ -188,3 +192,72 @@ def test_reingest_runs_in_the_background_and_chat_keeps_answering(page: Page) ->
     page.page.locator("#gg-job .gg-job-done").wait_for(timeout=120_000)
     # Offline with no archives: every resource is now known by its catalog card only.
     assert re.search(r"catalog card\s+11\b", status.inner_text())
+
+
+# --- the chat's event handling and rendering, without a browser ----------------------------------
+
+
+def _answer(text: str, title: str = "FlashAttention", url: str = "https://example.org/fa", **extra: object) -> object:
+    from assistant.records import Answer, Citation
+
+    cite = Citation(n=1, resource_id="fa", title=title, url=url, topic="Attention", section="FlashAttention", tier=1,
+                    list_url="https://github.com/x/list#flashattention", passage="Tiles through SRAM.", score=0.9,
+                    kind="paper")
+    return Answer(text=text, citations=[cite], abstained=False, route="search", question="q",
+                  standalone_question="How does FlashAttention avoid HBM?", backend="extractive", **extra)
+
+
+def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_answer() -> None:
+    from assistant.chain import AnswerEvent
+    import ui
+
+    seen = []
+
+    def stream(query):
+        seen.append(query)
+        yield AnswerEvent("sources", _answer("Instant answer [1]."))
+        yield AnswerEvent("token", token="Flash")
+        yield AnswerEvent("token", token="Attention tiles [1]")
+        yield AnswerEvent("final", _answer("FlashAttention tiles [1]."))
+
+    steps = list(ui.chat_reply(stream, "How does FlashAttention avoid HBM?", [], [], "embedded", {"k": 3}))
+    contents = [history[-1]["content"] for history, _ in steps]
+    assert "Searching the guide" in contents[0]
+    assert "Instant answer" in contents[1] and "Writing a fuller answer with embedded" in contents[1]
+    assert "gg-source" in contents[1]
+    assert "FlashAttention tiles [1]▌" in contents[3] and "gg-source" in contents[3]
+    assert "gg-pending" not in contents[-1] and 'class="gg-ref"' in contents[-1]
+    history, answers = steps[-1]
+    assert [m["role"] for m in history] == ["user", "assistant"] and len(answers) == 1
+
+    list(ui.chat_reply(stream, "and the first one?", history, answers, "extractive", {"k": 3}))
+    turn = seen[-1].history[0]
+    assert turn.standalone == "How does FlashAttention avoid HBM?" and turn.cited_titles == ["FlashAttention"]
+
+
+def test_a_fallback_is_mentioned_and_an_oversized_question_is_refused() -> None:
+    from assistant.chain import AnswerEvent
+    import ui
+
+    def stream(query):
+        yield AnswerEvent("final", _answer("Quoted [1].", fallback="embedded failed: no model"))
+
+    *_, (history, _) = ui.chat_reply(stream, "q?", [], [], "embedded", {})
+    assert "Extractive answer shown (embedded failed: no model)" in history[-1]["content"]
+
+    def never(query):
+        raise AssertionError("an oversized question must not reach the chain")
+
+    *_, (history, answers) = ui.chat_reply(never, "x" * 2001, [], [], "extractive", {})
+    assert "limit is 2000" in history[-1]["content"] and answers == []
+
+
+def test_rendering_escapes_text_and_drops_unsafe_links() -> None:
+    import ui
+
+    html = ui.render_answer(_answer(f"See {XSS_IMG} [1].", title=XSS_TITLE, url="javascript:alert(1)"))
+    assert "<img" not in html and "<script" not in html and "javascript:" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'href="https://github.com/x/list#flashattention"' in html  # the [1] falls back to the list link
+    assert ui.safe_url(" https://a.org/x?y=1&z=2 ") == "https://a.org/x?y=1&amp;z=2"
+    assert ui.safe_url("data:text/html,<b>") == ""
