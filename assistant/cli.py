@@ -76,12 +76,13 @@ def cmd_catalog(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.catalog_command == "sync":
         parse = sync_catalog(
-            args.from_, settings.catalog_file, force=args.force, max_shrink=settings.catalog.max_shrink
+            args.from_, settings.catalog_file, force=args.force, max_shrink=settings.catalog.max_shrink,
+            crawl=settings.crawl,
         )
         print(f"synced {len(parse.resources)} resources ({parse.format} format) from {args.from_} into {settings.catalog_file}")
         return 0
     source = args.source or settings.catalog.source
-    resources = parse_source(source).resources if source else load_catalog(synced_file=settings.catalog_file)
+    resources = parse_source(source, settings.crawl).resources if source else load_catalog(synced_file=settings.catalog_file)
     resources = filter_resources(resources, tier=args.tier, topic=args.topic, kind=args.kind)
     if args.json:
         _print_json([r.to_dict() for r in resources])

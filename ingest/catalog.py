@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ingest.errors import UserError
 from ingest.records import Resource
+from ingest.settings import CrawlSettings
 from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -342,17 +343,14 @@ def _dedupe(resources: list[Resource], warnings: list[str], source: str) -> list
 # --- loading and storing -----------------------------------------------------------------------
 
 
-def read_list_text(source: str, timeout_s: float = 30.0) -> str:
-    """The markdown of a list given as a path or an http(s) URL."""
-    if re.match(r"^https?://", source):
-        import httpx
+def read_list_text(source: str, crawl: CrawlSettings | None = None) -> str:
+    """The markdown of a list given as a path or an http(s) URL.
 
-        try:
-            response = httpx.get(source, timeout=timeout_s, follow_redirects=True)
-            response.raise_for_status()
-        except httpx.HTTPError as exc:
-            raise CatalogError(f"{source}: cannot download the list ({exc}); check the URL or pass a local file") from None
-        return response.text
+    A URL goes through the crawler's SSRF guard on every redirect hop: a list URL a user pastes must
+    not reach loopback, private or link-local hosts (e.g. a cloud metadata endpoint).
+    """
+    if re.match(r"^[a-z][a-z0-9+.-]*://", source, re.IGNORECASE):
+        return _download_list(source, crawl or CrawlSettings())
     path = Path(source).expanduser()
     try:
         return path.read_text(encoding="utf-8")
@@ -362,8 +360,35 @@ def read_list_text(source: str, timeout_s: float = 30.0) -> str:
         raise CatalogError(f"{source}: cannot read the list ({exc.__class__.__name__}: {exc})") from None
 
 
-def parse_source(source: str) -> CatalogParse:
-    return parse_markdown(read_list_text(source), source)
+def _download_list(url: str, crawl: CrawlSettings) -> str:
+    import httpx
+
+    from ingest.netguard import check_url_sync
+
+    timeout = httpx.Timeout(crawl.read_timeout_s, connect=crawl.connect_timeout_s)
+    headers = {"User-Agent": crawl.user_agent}
+    with httpx.Client(timeout=timeout, headers=headers, follow_redirects=False) as client:
+        for _ in range(crawl.max_redirects + 1):
+            refused = check_url_sync(url, crawl)
+            if refused:
+                raise CatalogError(f"{url}: refused ({refused}); pass a public http(s) URL or a local file")
+            try:
+                response = client.get(url)
+            except httpx.HTTPError as exc:
+                raise CatalogError(f"{url}: cannot download the list ({exc.__class__.__name__}); check the URL or pass a local file") from None
+            if response.is_redirect and "location" in response.headers:
+                url = str(response.url.join(response.headers["location"]))
+                continue
+            if response.status_code != 200:
+                raise CatalogError(f"{url}: cannot download the list (HTTP {response.status_code})")
+            if len(response.content) > crawl.max_body_bytes:
+                raise CatalogError(f"{url}: the list is larger than crawl.max_body_bytes")
+            return response.text
+    raise CatalogError(f"{url}: too many redirects")
+
+
+def parse_source(source: str, crawl: CrawlSettings | None = None) -> CatalogParse:
+    return parse_markdown(read_list_text(source, crawl), source)
 
 
 def catalog_payload(resources: list[Resource], source: str) -> dict[str, Any]:
@@ -400,9 +425,11 @@ def load_catalog(source: str | None = None, synced_file: Path | None = None) -> 
     return bundled_catalog()
 
 
-def sync_catalog(source: str, target: Path, force: bool = False, max_shrink: float = 0.5) -> CatalogParse:
+def sync_catalog(
+    source: str, target: Path, force: bool = False, max_shrink: float = 0.5, crawl: CrawlSettings | None = None
+) -> CatalogParse:
     """Re-parse a list into the data dir, atomically; refuse a list that lost too many entries."""
-    parse = parse_source(source)
+    parse = parse_source(source, crawl)
     previous = load_catalog(synced_file=target)
     if not force and previous and len(parse.resources) < len(previous) * (1 - max_shrink):
         raise CatalogError(
