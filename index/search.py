@@ -16,9 +16,9 @@ from index.bm25 import TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.fields import FieldIndex
-from index.query import parse_query
 from index.hybrid import best_per_group, ranked, rrf, top_rows
-from index.records import MODES, IndexLoadError, ResourceHit
+from index.query import parse_query
+from index.records import MODES, REBUILD_HINT, IndexLoadError, ResourceHit
 from index.rerank import Reranker, make_reranker
 from index.scope import ScopeEstimator
 from index.swap import recover_interrupted_swap
@@ -250,13 +250,13 @@ def load_searcher(settings: Settings, embedder: Embedder | None = None, reranker
     embedder = embedder or Embedder(settings)
     why = manifest.mismatch(embedder.model_id, _comparable_chunker(manifest), TOKENIZER_VERSION)
     if why:
-        raise IndexLoadError(f"{why}; run `gpuguide index --rebuild`")
+        raise IndexLoadError(f"{why}; {REBUILD_HINT}")
     store = DocStore.read(directory / DOCSTORE_FILE)
     vectors = VectorIndex.load(directory / FAISS_FILE, manifest.index_type, settings.index)
     if vectors.ntotal != len(store.chunks) or vectors.dim != manifest.dimension:
         raise IndexLoadError(
             f"the vector index holds {vectors.ntotal} vectors of {vectors.dim} dims, the manifest says "
-            f"{len(store.chunks)} of {manifest.dimension}; run `gpuguide index --rebuild`"
+            f"{len(store.chunks)} of {manifest.dimension}; {REBUILD_HINT}"
         )
     bm25 = BM25Index.load(directory / BM25_DIR, len(store.chunks))
     return Searcher(settings, manifest, store, vectors, bm25, embedder, reranker)
