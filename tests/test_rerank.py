@@ -83,3 +83,18 @@ def test_query_constraints_are_parsed_from_plain_wording() -> None:
 
 def test_the_glossary_maps_plain_wording_to_list_vocabulary() -> None:
     assert "gqa" in parse_query("turn a checkpoint into a grouped-query one").expansions
+
+
+def test_a_cross_encoder_folder_replaces_the_default_and_keeps_the_constraints(
+    tmp_path, catalog: list[Resource]
+) -> None:
+    from index.embed import packaged_model_path
+    from index.rerank import CrossEncoderReranker
+
+    # MiniLM with an untrained classification head: enough to exercise the interface, not the quality.
+    settings = Settings(home=tmp_path, index={"rerank_model_path": str(packaged_model_path())})
+    reranker = make_reranker(settings, FieldIndex(catalog))
+    hits = reranker.rerank("papers only: attention", tied(catalog))
+    assert isinstance(reranker, CrossEncoderReranker)
+    assert sorted(order(hits)) == sorted(r.id for r in catalog)
+    assert [h.resource.kind for h in hits][:3] == ["paper"] * 3
