@@ -27,6 +27,8 @@ _GENERIC_LABELS = {
     "huggingface", "openreview", "usenix", "readthedocs", "bearblog", "gg", "cs", "toronto", "edu",
 }
 
+_ORG_SUFFIXES = {"ai", "intl", "project", "lang", "inc", "labs", "org", "team", "hq"}
+
 
 @dataclass
 class FieldEvidence:
@@ -58,8 +60,12 @@ def _labels(url: str) -> set[str]:
         out.add(segments[0])
     if host == "medium.com" and segments and segments[0].startswith("@"):
         out.add(segments[0][1:])
-    squashed = {_squash(label.split("-")[0]) for label in out} | {_squash(label) for label in out}
-    return {label for label in squashed if len(label) >= 3 and label not in _GENERIC_LABELS}
+    names = {_squash(label) for label in out}
+    for label in out:  # "colfax-intl" → colfax, "deepseek-ai" → deepseek; not "gpu-mode" → gpu
+        head, _, tail = label.rpartition("-")
+        if tail in _ORG_SUFFIXES and len(_squash(head)) >= 5:
+            names.add(_squash(head))
+    return {name for name in names if len(name) >= 3 and name not in _GENERIC_LABELS}
 
 
 def _author_names(authors: str) -> set[str]:
