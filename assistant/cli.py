@@ -6,6 +6,7 @@ Errors a user can fix (`UserError`) print as one line on stderr with exit status
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import sys
@@ -531,6 +532,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `gpuguide catalog | head`
         sys.stderr.close()
         return 0
+    except OSError as exc:  # a full disk, a read-only data dir, ...: writes are atomic, nothing was replaced
+        where = f" ({exc.filename})" if exc.filename else ""
+        hint = "free some space and retry" if exc.errno == errno.ENOSPC else "check the data dir and retry"
+        print(f"gpuguide: error: {exc.strerror or exc}{where}; the previous data is kept; {hint}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

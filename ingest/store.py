@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ingest.errors import UserError
 from ingest.records import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ CREATE TABLE IF NOT EXISTS report (
 """
 
 
-class StoreError(RuntimeError):
+class StoreError(UserError):
     """The store file can't be used; the message is one line naming the file and what to do."""
 
 
