@@ -28,11 +28,6 @@ KIND_WORDS: dict[str, tuple[str, ...]] = {
     "weights": ("model",), "community": ("community",), "discord": ("community",), "forum": ("community",),
     "forums": ("community",), "substack": ("site",), "newsletter": ("site",),
 }
-# Too ambiguous to count as a preference when they merely appear ("talk CUDA", "E4M3 for weights").
-_NOT_A_MENTION = {
-    "talk", "talks", "weights", "checkpoint", "model", "models", "library", "libraries", "reference", "manual",
-    "tutorial", "tutorials", "post", "posts", "lecture", "lectures", "forum", "forums",
-}
 _KIND_RE = "|".join(sorted((re.escape(w) for w in KIND_WORDS), key=len, reverse=True))
 _KIND_PHRASE = rf"(?:(?:code|model|blog|github|research|video)\s+)?(?:{_KIND_RE})(?:\s+(?:cards?|posts?|repos?))?"
 _ONLY_AFTER = re.compile(rf"\b({_KIND_PHRASE})\s+only\b", re.I)
@@ -115,7 +110,6 @@ class QueryIntent:
     identifiers: list[str]  # GPU-ish identifiers as tokens: tma, wgmma, e4m3, h100, …
     kinds_only: set[str] = field(default_factory=set)
     kinds_excluded: set[str] = field(default_factory=set)
-    kinds_mentioned: set[str] = field(default_factory=set)  # "textbook", "paper" said without "only"
     names: list[str] = field(default_factory=list)  # author / publisher names as written
     names_only: bool = False
 
@@ -151,10 +145,6 @@ def parse_query(text: str) -> QueryIntent:
     for match in _NEGATED.finditer(text):
         intent.kinds_excluded |= _kinds_in(match.group(1))
     intent.kinds_excluded -= intent.kinds_only
-    for word in re.findall(r"[\w-]+", text.lower()):
-        if word not in _NOT_A_MENTION:
-            intent.kinds_mentioned.update(KIND_WORDS.get(word, ()))
-    intent.kinds_mentioned -= intent.kinds_excluded
     names = [m.group(1) for m in _BY_NAME.finditer(text)] + [m.group(1) for m in _POSSESSIVE.finditer(text)]
     intent.names = [n for n in dict.fromkeys(names) if n.split()[0].lower() not in _NOT_NAMES]
     intent.names_only = bool(intent.names) and bool(_ONLY_AUTHOR.search(text))
