@@ -19,6 +19,7 @@ import logging  # noqa: E402
 import re  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Callable, Iterable, Iterator  # noqa: E402
+from itertools import groupby  # noqa: E402
 from typing import Any  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
@@ -215,34 +216,23 @@ def _resource_item(res: Resource, read: set[str]) -> str:
 
 
 def render_guide(resources: list[Resource], read: set[str], list_url: str) -> str:
-    """Topics → sections → tiers → resources, in the list's own order."""
+    """Topics → sections → tiers → resources, in the order given (the list's, see `list_order`)."""
     if not resources:
         return '<div class="gg-guide gg-empty">Nothing matches these filters.</div>'
     out = ['<div class="gg-guide">']
-    topic = section = None
-    tier: object = object()
-    open_ul = False
-    for res in resources:
-        if res.topic != topic or res.section != section or res.tier != tier:
-            if open_ul:
-                out.append("</ul>")
-            if res.topic != topic:
-                if topic is not None:
-                    out.append("</section>")
-                done = sum(1 for r in resources if r.topic == res.topic and r.id in read)
-                total = sum(1 for r in resources if r.topic == res.topic)
-                out.append(f'<section class="gg-topic-block"><h3 class="gg-topic">{esc(res.topic)} '
-                           f'<span class="gg-count">{done}/{total}</span></h3>')
-                section = None
-            if res.section != section:
-                out.append(f'<h4 class="gg-section">{link(list_url + res.list_anchor, esc(res.section))}</h4>')
-            if res.tier is not None:
-                out.append(f'<div class="gg-tier">{tier_label(res.tier)}</div>')
-            out.append('<ul class="gg-resources">')
-            open_ul = True
-            topic, section, tier = res.topic, res.section, res.tier
-        out.append(_resource_item(res, read))
-    out.append("</ul></section></div>")
+    for topic, in_topic in groupby(resources, key=lambda r: r.topic):
+        items = list(in_topic)
+        done = sum(1 for r in items if r.id in read)
+        out.append(f'<section class="gg-topic-block"><h3 class="gg-topic">{esc(topic)} '
+                   f'<span class="gg-count">{done}/{len(items)}</span></h3>')
+        for (section, anchor), in_section in groupby(items, key=lambda r: (r.section, r.list_anchor)):
+            out.append(f'<h4 class="gg-section">{link(list_url + anchor, esc(section))}</h4>')
+            for tier, in_tier in groupby(in_section, key=lambda r: r.tier):
+                if tier is not None:
+                    out.append(f'<div class="gg-tier">{tier_label(tier)}</div>')
+                out.append(f'<ul class="gg-resources">{"".join(_resource_item(r, read) for r in in_tier)}</ul>')
+        out.append("</section>")
+    out.append("</div>")
     return "".join(out)
 
 
@@ -379,7 +369,8 @@ CSS = """
 .gg-guide h3.gg-topic { margin: 1em 0 .2em; font-size: 1.15em; }
 .gg-guide h4.gg-section { margin: .6em 0 .1em; font-size: 1em; }
 .gg-count { font-weight: 400; font-size: .8em; color: var(--body-text-color-subdued); }
-.gg-tier { font-size: .8em; text-transform: uppercase; letter-spacing: .05em; color: var(--body-text-color-subdued); margin-top: .3em; }
+.gg-tier { font-size: .8em; text-transform: uppercase; letter-spacing: .05em; margin-top: .3em;
+  color: var(--body-text-color-subdued); }
 .gg-resources { list-style: none; padding-left: .2em; margin: .1em 0; }
 .gg-res { display: flex; gap: .5em; align-items: flex-start; margin: .25em 0; }
 .gg-res input { margin-top: .3em; }
@@ -422,7 +413,8 @@ Messages = list[dict[str, Any]]
 
 
 def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], message: str, history: Messages,
-               answers: list[dict[str, Any]], backend: str, filters: dict[str, Any]) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
+               answers: list[dict[str, Any]], backend: str,
+               filters: dict[str, Any]) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
     """The chat as the answer grows: a placeholder, then the instant extractive answer with its sources,
     then the LLM's draft as it streams, then the final answer in its place. `answers` keeps each final
     Answer (as a dict) so the next question can be rewritten from the previous turns."""
@@ -460,7 +452,8 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], message: str, h
         yield list(history), answers
     except Exception:  # the chat must answer something, never hang on a spinner
         log.exception("answering %r failed", question[:200])
-        history[-1] = {"role": "assistant", "content": render_error("Something went wrong answering that; see the server log.")}
+        problem = "Something went wrong answering that; see the server log."
+        history[-1] = {"role": "assistant", "content": render_error(problem)}
         yield list(history), answers
 
 
@@ -481,7 +474,10 @@ def build_app(state: AppState) -> gr.Blocks:
         backend = backend if backend in BACKENDS else default_backend
         filters = {"tier": _tier(tier), "topic": _opt(topic), "kind": _opt(kind), "unread_only": bool(unread),
                    "k": max(1, min(int(k or 3), 8))}
-        for messages, kept in chat_reply(lambda q: state.assistant().stream(q), message, history, answers, backend, filters):
+        def stream(query: Query) -> Iterable[AnswerEvent]:
+            return state.assistant().stream(query)
+
+        for messages, kept in chat_reply(stream, message, history, answers, backend, filters):
             yield "", messages, kept
 
     def guide_view(tier: str, topic: str, kind: str, unread: bool) -> str:
@@ -519,18 +515,18 @@ def build_app(state: AppState) -> gr.Blocks:
 
     def search(query: str, k: int = 5, tier: int | None = None, topic: str = "", kind: str = "",
                unread_only: bool = False) -> list[dict[str, Any]]:
-        """Hybrid search (BM25 + embeddings + rerank, no LLM) over the tiered reading list of GPU performance-engineering resources.
+        """Hybrid search (BM25 + embeddings + rerank, no LLM) over the tiered GPU performance-engineering reading list.
 
         Args:
             query: What to look for, e.g. "tensor core mma pipelining" (at most 2000 characters).
             k: How many resources to return, 1 to 20.
             tier: Only this tier of the list (1 essential, 2 deeper, 3 advanced); leave empty for any tier.
             topic: Only topics whose name contains this text, e.g. "Attention"; empty for any.
-            kind: Only this kind of resource: paper, blog, docs, repo, book, video, community, model or site; empty for any.
+            kind: Only this kind: paper, blog, docs, repo, book, video, community, model or site; empty for any.
             unread_only: Leave out resources the learner has marked read.
 
         Returns:
-            Resources best first: title, url, kind, place (topic › section · tier), list_url, confidence and best passages.
+            Resources best first: title, url, kind, place (topic › section · tier), list_url, confidence, passages.
         """
         if problem := too_long(query or ""):
             raise gr.Error(problem)
@@ -551,10 +547,10 @@ def build_app(state: AppState) -> gr.Blocks:
             unread_only: bool = False, k: int = 3) -> dict[str, Any]:
         """Answer a question about GPU performance engineering from the reading list, with numbered citations.
 
-        Questions about what to read next go to the reading planner, which follows the list's tier order and the learner's progress.
+        Questions about what to read next go to the reading planner (the list's tier order, the learner's progress).
 
         Args:
-            question: The question, e.g. "How does FlashAttention avoid writing the attention matrix to HBM?" (at most 2000 characters).
+            question: The question, e.g. "How does FlashAttention avoid writing to HBM?" (at most 2000 characters).
             backend: embedded, extractive, ollama or openai; empty for the server's default.
             tier: Only cite this tier (1, 2 or 3); leave empty for any tier.
             topic: Only cite topics whose name contains this text; empty for any.
@@ -563,7 +559,7 @@ def build_app(state: AppState) -> gr.Blocks:
             k: How many sources the answer may draw on, 1 to 8.
 
         Returns:
-            The answer: text with [n] markers, citations (title, url, place in the list, list_url, passage, score), route (search, next or abstain), backend and fallback.
+            The answer: text with [n] markers, citations (title, url, place, list_url, passage), route, fallback.
         """
         if problem := too_long(question or ""):
             raise gr.Error(problem)
@@ -574,10 +570,10 @@ def build_app(state: AppState) -> gr.Blocks:
         return state.assistant().ask(query).to_dict()
 
     def next_reads(interest: str = "", k: int = 5, read: list[str] | None = None) -> dict[str, Any]:
-        """What to read next in the GPU performance-engineering list, in its tier order, skipping what the learner has read.
+        """What to read next in the GPU performance-engineering list: its tier order, skipping what was read.
 
         Args:
-            interest: What the learner wants to get good at, e.g. "attention kernels"; empty for the guide's plain order.
+            interest: What the learner wants to get good at, e.g. "attention kernels"; empty for the plain order.
             k: How many picks to return, 1 to 20.
             read: Extra resource ids or URLs to count as read for this plan only (the stored progress is not changed).
 
@@ -650,7 +646,7 @@ def build_app(state: AppState) -> gr.Blocks:
                             g_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind", min_width=100)
                             g_unread = gr.Checkbox(False, label="Unread only", min_width=100)
                         with gr.Row():
-                            g_query = gr.Textbox(show_label=False, placeholder="Search the guide (hybrid search, no LLM)",
+                            g_query = gr.Textbox(show_label=False, placeholder="Search the guide (hybrid, no LLM)",
                                                  scale=6, max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
                             g_go = gr.Button("Search", scale=1, min_width=100)
                         g_results = gr.HTML(elem_id="gg-results")
@@ -664,9 +660,11 @@ def build_app(state: AppState) -> gr.Blocks:
             with gr.Tab("Index status", id="status"):
                 status = gr.HTML(elem_id="gg-status")
                 with gr.Row():
-                    reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0, min_width=280)
+                    reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0,
+                                         min_width=280)
                     job = gr.HTML(render_job(state.job), elem_id="gg-job")
-                gr.Markdown("Re-ingest runs in the background: chat keeps answering from the current index until the new one is ready.")
+                gr.Markdown("Re-ingest runs in the background: chat keeps answering from the current index "
+                            "until the new one is ready.")
                 timer = gr.Timer(2.0, active=state.job.running)
 
         # --- events --------------------------------------------------------------------------------

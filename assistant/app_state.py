@@ -273,7 +273,8 @@ class AppState:
         try:
             result = run_ingest(self.resources, self.settings, progress=False)
             job.phase, job.message = "indexing", f"{result.documents} pages, {result.chunks} chunks; indexing"
-            build_index(ChunkStore(self.settings.store_file).chunks(), self.resources, self.settings, embedder=self.embedder())
+            chunks = ChunkStore(self.settings.store_file).chunks()
+            build_index(chunks, self.resources, self.settings, embedder=self.embedder())
             fresh = self._load()
             with self._lock:
                 self._assistant = fresh

@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 from gradio_client import Client
+from ui_fixture import AppServer, free_port, make_home
 
 from assistant.cli import main
 from ingest.errors import UserError
 from ingest.settings import UISettings
-from ui_fixture import AppServer, free_port, make_home
 
 API_NAMES = {"/search", "/ask", "/next_reads"}
 
@@ -85,7 +85,8 @@ def test_next_reads_follows_tiers_and_skips_what_was_read(client: Client) -> Non
         client.predict("", 3, ["https://example.org/not-there"], api_name="/next_reads")
 
 
-def test_binding_all_interfaces_without_auth_is_refused(capsys: pytest.CaptureFixture[str], isolated_home: Path) -> None:
+def test_binding_all_interfaces_without_auth_is_refused(capsys: pytest.CaptureFixture[str],
+                                                        isolated_home: Path) -> None:
     status = main(["serve", "--host", "0.0.0.0", "--port", str(free_port())])
     err = capsys.readouterr().err
     assert status == 2

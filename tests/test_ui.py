@@ -13,8 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from ui_fixture import XSS_IMG, XSS_QUESTION, XSS_SCRIPT, XSS_TITLE, AppServer, make_home
+from ui_fixture import (
+    XSS_IMG,
+    XSS_QUESTION,
+    XSS_SCRIPT,
+    XSS_TITLE,
+    AppServer,
+    make_home,
+)
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -59,6 +65,9 @@ class Page:
         self.page.set_default_timeout(TIMEOUT_MS)
         self.dialogs: list[str] = []
         self.page.on("dialog", self._dialog)
+        self.external: list[str] = []  # anything not served by the app (fonts, CDNs, analytics)
+        self.page.on("request", lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+                     else self.external.append(req.url))
         self.open(url)
 
     def _dialog(self, dialog: object) -> None:
@@ -112,6 +121,7 @@ def test_a_question_gets_a_cited_answer_with_its_place_in_the_list(page: Page) -
     follow = page.ask("and the first one?")  # rewritten from the previous turn's citations
     assert follow.locator(".gg-source a.gg-title").first.inner_text().startswith("FlashAttention")
     assert not page.dialogs
+    assert page.external == []  # works offline and tells no one
 
 
 def test_crawled_html_and_titles_render_as_text(page: Page) -> None:
@@ -208,8 +218,8 @@ def _answer(text: str, title: str = "FlashAttention", url: str = "https://exampl
 
 
 def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_answer() -> None:
-    from assistant.chain import AnswerEvent
     import ui
+    from assistant.chain import AnswerEvent
 
     seen = []
 
@@ -236,8 +246,8 @@ def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_an
 
 
 def test_a_fallback_is_mentioned_and_an_oversized_question_is_refused() -> None:
-    from assistant.chain import AnswerEvent
     import ui
+    from assistant.chain import AnswerEvent
 
     def stream(query):
         yield AnswerEvent("final", _answer("Quoted [1].", fallback="embedded failed: no model"))
@@ -261,3 +271,51 @@ def test_rendering_escapes_text_and_drops_unsafe_links() -> None:
     assert 'href="https://github.com/x/list#flashattention"' in html  # the [1] falls back to the list link
     assert ui.safe_url(" https://a.org/x?y=1&z=2 ") == "https://a.org/x?y=1&amp;z=2"
     assert ui.safe_url("data:text/html,<b>") == ""
+
+
+# --- first start: an index with no crawl, offline ---------------------------------------------------
+
+
+def _first_start(home: Path, warcs: list[Path]) -> object:
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fixtures.index.corpus import embedder, load_corpus
+
+    from assistant.app_state import AppState
+    from ingest.catalog import catalog_payload
+    from ingest.settings import Settings
+
+    _, resources = load_corpus()
+    home.mkdir(parents=True)
+    (home / "catalog.json").write_text(json.dumps(catalog_payload(resources[:3], "test")), encoding="utf-8")
+    settings = Settings(home=home, crawl={"warcs": warcs})
+    state = AppState(settings, embedder=embedder(settings))
+    # `serve` prepares before any event loop exists; here Playwright's loop may be running in this thread,
+    # and the offline ingest (asyncio.run) must not see it.
+    with ThreadPoolExecutor(1) as pool:
+        what = pool.submit(state.prepare).result()
+    return state, what, resources[:3]
+
+
+def test_first_start_builds_a_card_index_with_no_pages(tmp_path: Path) -> None:
+    state, what, resources = _first_start(tmp_path / "home", [])
+    assert "3 catalog cards" in what
+    status = state.index_status()
+    assert (status.chunks, status.card_only, status.pages_ok, status.last_ingest) == (3, 3, 0, "")
+    assert state.search(resources[0].title, k=1)[0].resource.id == resources[0].id
+    assert "index found" in state.prepare()  # the second start reuses it
+
+
+def test_first_start_replays_configured_archives_offline(tmp_path: Path, fixtures_dir: Path) -> None:
+    from fixtures.index.corpus import load_corpus
+    from test_archive import HTML, build_warc  # the archive tests' WARC writer
+
+    _, resources = load_corpus()
+    page = (fixtures_dir / "pages" / "article.html").read_bytes()
+    warc = build_warc(tmp_path / "pages.warc.gz", [(resources[0].url, 200, HTML, page)])
+    state, what, _ = _first_start(tmp_path / "home", [warc])
+    assert "stored chunks" in what
+    status = state.index_status()
+    assert status.pages_ok == 1 and status.card_only == 2 and status.last_ingest
+    assert status.chunks > 3  # the page's chunks besides the three cards

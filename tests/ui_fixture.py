@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixtures.index.corpus import build, load_corpus, make_settings
+
 from ingest.cards import card_chunk
 from ingest.catalog import catalog_payload
 from ingest.records import Chunk, Resource
