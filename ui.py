@@ -412,18 +412,25 @@ def too_long(question: str) -> str | None:
 Messages = list[dict[str, Any]]
 
 
-def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], message: str, history: Messages,
-               answers: list[dict[str, Any]], backend: str,
-               filters: dict[str, Any]) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
-    """The chat as the answer grows: a placeholder, then the instant extractive answer with its sources,
-    then the LLM's draft as it streams, then the final answer in its place. `answers` keeps each final
-    Answer (as a dict) so the next question can be rewritten from the previous turns."""
+def user_turn(message: str, history: Messages) -> tuple[Messages, str]:
+    """The question shown at once (outside the queue, so a waiting user sees it with their queue position)."""
     question = (message or "").strip()
     if not question:
-        yield list(history), answers
-        return
+        return history, ""
     shown = question if len(question) <= MAX_QUESTION_CHARS else question[:MAX_QUESTION_CHARS] + " …"
-    history = [*history, {"role": "user", "content": render_user(shown)}]
+    return [*history, {"role": "user", "content": render_user(shown)}], question
+
+
+def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, history: Messages,
+               answers: list[dict[str, Any]], backend: str,
+               filters: dict[str, Any]) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
+    """The reply as it grows, after `user_turn`: a placeholder, then the instant extractive answer with its
+    sources, then the LLM's draft as it streams, then the final answer in its place. `answers` keeps each
+    final Answer (as a dict) so the next question can be rewritten from the previous turns."""
+    history = list(history)
+    if not question:
+        yield history, answers
+        return
     if problem := too_long(question):
         yield [*history, {"role": "assistant", "content": render_error(problem)}], answers
         return
@@ -469,16 +476,24 @@ def build_app(state: AppState) -> gr.Blocks:
 
     # --- handlers ------------------------------------------------------------------------------
 
-    def respond(message: str, history: Messages, answers: list[dict[str, Any]], backend: str, k: int,
-                tier: str, topic: str, kind: str, unread: bool) -> Iterator[tuple[str, Messages, list[dict[str, Any]]]]:
+    def echo(message: str, history: Messages) -> tuple[gr.Textbox, gr.Button, Messages, str]:
+        # One question at a time per conversation: a second one sent mid-answer would interleave the two.
+        history, asked = user_turn(message, history)
+        return gr.Textbox(value="", interactive=False), gr.Button(interactive=False), history, asked
+
+    def unlock() -> tuple[gr.Textbox, gr.Button]:
+        return gr.Textbox(interactive=True), gr.Button(interactive=True)
+
+    def respond(asked: str, history: Messages, answers: list[dict[str, Any]], backend: str, k: int,
+                tier: str, topic: str, kind: str, unread: bool) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
         backend = backend if backend in BACKENDS else default_backend
         filters = {"tier": _tier(tier), "topic": _opt(topic), "kind": _opt(kind), "unread_only": bool(unread),
                    "k": max(1, min(int(k or 3), 8))}
+
         def stream(query: Query) -> Iterable[AnswerEvent]:
             return state.assistant().stream(query)
 
-        for messages, kept in chat_reply(stream, message, history, answers, backend, filters):
-            yield "", messages, kept
+        yield from chat_reply(stream, asked, history, answers, backend, filters)
 
     def guide_view(tier: str, topic: str, kind: str, unread: bool) -> str:
         read = state.read_ids()
@@ -626,7 +641,10 @@ def build_app(state: AppState) -> gr.Blocks:
                         c_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind")
                         c_unread = gr.Checkbox(False, label="Unread only")
                 clear = gr.Button("New conversation", size="sm")
-                answers = gr.State([])
+                answers = gr.State([])  # final Answers as dicts: the follow-up rewrite's history
+                # The question as sent: a hidden component, not a State, so its value travels with each queued
+                # request and a second question sent while the first waits cannot replace it.
+                asked = gr.Textbox(visible=False)
 
             with gr.Tab("Guide", id="guide"):
                 rows = state.progress()
@@ -668,11 +686,13 @@ def build_app(state: AppState) -> gr.Blocks:
                 timer = gr.Timer(2.0, active=state.job.running)
 
         # --- events --------------------------------------------------------------------------------
-        chat_inputs = [question, chatbot, answers, backend, k, c_tier, c_topic, c_kind, c_unread]
-        chat_outputs = [question, chatbot, answers]
         for trigger in (question.submit, send.click):
-            trigger(respond, chat_inputs, chat_outputs, concurrency_id=LLM_CONCURRENCY, concurrency_limit=1,
-                    show_progress="minimal", api_visibility="private")
+            trigger(
+                echo, [question, chatbot], [question, send, chatbot, asked], queue=False, api_visibility="private",
+            ).then(
+                respond, [asked, chatbot, answers, backend, k, c_tier, c_topic, c_kind, c_unread], [chatbot, answers],
+                concurrency_id=LLM_CONCURRENCY, concurrency_limit=1, show_progress="minimal", api_visibility="private",
+            ).then(unlock, None, [question, send], queue=False, api_visibility="private")
         clear.click(lambda: ([], []), None, [chatbot, answers], queue=False, api_visibility="private")
 
         guide_filters = [g_tier, g_topic, g_kind, g_unread]

@@ -230,7 +230,9 @@ def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_an
         yield AnswerEvent("token", token="Attention tiles [1]")
         yield AnswerEvent("final", _answer("FlashAttention tiles [1]."))
 
-    steps = list(ui.chat_reply(stream, "How does FlashAttention avoid HBM?", [], [], "embedded", {"k": 3}))
+    shown, question = ui.user_turn("  How does FlashAttention avoid HBM? ", [])
+    assert question == "How does FlashAttention avoid HBM?" and shown[0]["role"] == "user"
+    steps = list(ui.chat_reply(stream, question, shown, [], "embedded", {"k": 3}))
     contents = [history[-1]["content"] for history, _ in steps]
     assert "Searching the guide" in contents[0]
     assert "Instant answer" in contents[1] and "Writing a fuller answer with embedded" in contents[1]
@@ -240,7 +242,8 @@ def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_an
     history, answers = steps[-1]
     assert [m["role"] for m in history] == ["user", "assistant"] and len(answers) == 1
 
-    list(ui.chat_reply(stream, "and the first one?", history, answers, "extractive", {"k": 3}))
+    list(ui.chat_reply(stream, "and the first one?", ui.user_turn("and the first one?", history)[0], answers,
+                       "extractive", {"k": 3}))
     turn = seen[-1].history[0]
     assert turn.standalone == "How does FlashAttention avoid HBM?" and turn.cited_titles == ["FlashAttention"]
 
@@ -258,7 +261,9 @@ def test_a_fallback_is_mentioned_and_an_oversized_question_is_refused() -> None:
     def never(query):
         raise AssertionError("an oversized question must not reach the chain")
 
-    *_, (history, answers) = ui.chat_reply(never, "x" * 2001, [], [], "extractive", {})
+    shown, question = ui.user_turn("x" * 2001, [])
+    assert len(shown[0]["content"]) < 2100  # the echo is cut, the question is refused whole
+    *_, (history, answers) = ui.chat_reply(never, question, shown, [], "extractive", {})
     assert "limit is 2000" in history[-1]["content"] and answers == []
 
 
