@@ -694,6 +694,7 @@ def build_app(state: AppState) -> gr.Blocks:
                 concurrency_id=LLM_CONCURRENCY, concurrency_limit=1, show_progress="minimal", api_visibility="private",
             ).then(unlock, None, [question, send], queue=False, api_visibility="private")
         clear.click(lambda: ([], []), None, [chatbot, answers], queue=False, api_visibility="private")
+        chatbot.clear(lambda: [], None, answers, queue=False, api_visibility="private")  # its own trash button
 
         guide_filters = [g_tier, g_topic, g_kind, g_unread]
         for comp in guide_filters:
