@@ -64,8 +64,15 @@ def model_id(path: Path) -> str:
         file = path / name
         if file.exists():
             digest.update(f"{name}:{file.stat().st_size}".encode())
-    name = PACKAGED_MODEL_ID if path.resolve() == packaged_model_path().resolve() else path.resolve().name
+    name = PACKAGED_MODEL_ID if _is_packaged(path) else path.resolve().name
     return f"{name}@{digest.hexdigest()[:12]}"
+
+
+def _is_packaged(path: Path) -> bool:
+    try:
+        return path.resolve() == packaged_model_path().resolve()
+    except ModuleNotFoundError:  # a user-configured model on a machine without the packaged one
+        return False
 
 
 def resolve_device(setting: str) -> str:
