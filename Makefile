@@ -29,6 +29,7 @@ test: install browser
 	$(BIN)/python -m pytest
 
 bench: install
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -20,7 +20,6 @@ import re
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import lxml.html
@@ -28,13 +27,11 @@ import lxml.html
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.cards import card_chunks, card_document  # noqa: E402
 from ingest.catalog import parse_source  # noqa: E402
-from ingest.chunk import CHUNKER_VERSION, chunk_document, chunker_key  # noqa: E402
-from ingest.extract import body_hash, dedupe_documents, extract  # noqa: E402
 from ingest.records import Chunk, Document, FetchResult, Resource  # noqa: E402
-from ingest.settings import ChunkSettings, Settings  # noqa: E402
-from ingest.store import ChunkStore, ReportRow, RunInfo  # noqa: E402
+from ingest.settings import Settings  # noqa: E402
+from ingest.pipeline import run_ingest  # noqa: E402
+from ingest.store import ChunkStore  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 DEFAULT_WARC = SHARED / "corpus" / "guide-pages.warc.gz"
@@ -55,93 +52,27 @@ BOILERPLATE = (
 _BOILERPLATE = re.compile("|".join(rf"(?<!\w){re.escape(p)}(?!\w)" for p in BOILERPLATE))
 
 
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def replay_archive(resources: list[Resource], warc: Path) -> list[FetchResult]:
-    """The crawler's offline replay when it is there; reading the WARC directly otherwise."""
-    try:
-        from ingest.fetch import replay
-    except ImportError:
-        replay = None
-    if replay is not None:
-        return replay(resources, [warc], Settings(home=Path(tempfile.gettempdir())))
-    from warcio.archiveiterator import ArchiveIterator
-
-    by_url = {r.url: r for r in resources if r.url}
-    found: dict[str, FetchResult] = {}
-    with open(warc, "rb") as handle:
-        for record in ArchiveIterator(handle):
-            url = record.rec_headers.get_header("WARC-Target-URI") or ""
-            if record.rec_type == "response" and url in by_url:
-                found[url] = FetchResult(
-                    url=url, final_url=url, status="ok", http_status=int(record.http_headers.get_statuscode()),
-                    content_type=record.http_headers.get_header("Content-Type") or "",
-                    body=record.content_stream().read(), resource_id=by_url[url].id,
-                )
-    return [
-        found.get(r.url) or FetchResult(url=r.url, final_url=r.url, status="skipped-offline", resource_id=r.id,
-                                        reason="not in the archive")
-        for r in resources
-    ]
-
-
-def ingest_run(resources: list[Resource], warc: Path, store: ChunkStore, settings: ChunkSettings) -> dict:
-    """One ingest run: replay, reuse or extract+chunk each page, add cards, save in one transaction."""
-    started, t0 = now(), time.perf_counter()
-    by_id = {r.id: r for r in resources}
-    key = chunker_key(settings)
-    fetched = replay_archive(resources, warc)
-    docs: list[Document] = []
-    page_chunks: dict[tuple[str, str], list[Chunk]] = {}
-    hashes: dict[str, str] = {}
-    rows: list[ReportRow] = []
-    reused = 0
-    for result in fetched:
-        t = time.perf_counter()
-        resource = by_id[result.resource_id]
-        row = ReportRow(result.url, resource.id, result.status, result.reason, len(result.body))
-        rows.append(row)
-        if result.status != "ok":
-            continue
-        hashes[result.url] = body_hash(result.body)
-        hit = store.cached(resource.id, result.url, hashes[result.url], key)
-        if hit is not None:
-            doc, chunks = hit
-            reused += 1
-        else:
-            doc = extract(result, resource, settings)
-            if doc is None:
-                row.status, row.reason = "failed", "no usable text"
-                continue
-            chunks = chunk_document(doc, resource, settings)
-        docs.append(doc)
-        page_chunks[(doc.resource_id, doc.url)] = chunks
-        row.seconds = round(time.perf_counter() - t, 4)
-    kept = dedupe_documents(docs, settings.near_duplicate_threshold)
-    all_chunks = [c for d in kept for c in page_chunks[(d.resource_id, d.url)]]
-    for row in rows:
-        row.chunks = len(page_chunks.get((row.resource_id, row.url), []))
-    cards = card_chunks(resources)
-    store.replace_run(
-        kept + [card_document(r) for r in resources], all_chunks + cards, rows,
-        RunInfo(started, now(), extra={"chunker": CHUNKER_VERSION, "warc": str(warc)}),
-        resource_ids=[r.id for r in resources], source_hashes=hashes, chunker=key,
-    )
+def ingest_run(resources: list[Resource], warc: Path, home: Path) -> dict:
+    """One run of the real pipeline (`ingest.pipeline.run_ingest`) replaying the archive offline."""
+    settings = Settings(home=home, crawl={"offline": True, "warcs": [str(warc)]})
+    t0 = time.perf_counter()
+    result = run_ingest(resources, settings, progress=False)
     seconds = time.perf_counter() - t0
+    store = ChunkStore(settings.store_file)
+    pages = sum(1 for r in result.fetched if r.status == "ok")
+    docs = [d for d in store.documents() if d.source_kind != "card"]
     return {
-        "pages": sum(1 for r in fetched if r.status == "ok"),
-        "documents": len(kept),
-        "near_duplicates": len(docs) - len(kept),
-        "reused": reused,
-        "chunks": len(all_chunks),
-        "card_chunks": len(cards),
+        "pages": pages,
+        "documents": result.documents,
+        "near_duplicates": result.near_duplicates,
+        "reused": result.reused,
+        "chunks": result.chunks,
+        "card_chunks": result.card_chunks,
         "seconds": round(seconds, 3),
-        "pages_per_s": round(sum(1 for r in fetched if r.status == "ok") / seconds, 1),
-        "_fetched": fetched,
-        "_chunks": all_chunks,
-        "_docs": kept,
+        "pages_per_s": round(pages / seconds, 1),
+        "_fetched": result.fetched,
+        "_chunks": [c for c in store.chunks() if c.source_kind != "card"],
+        "_docs": docs,
     }
 
 
@@ -188,17 +119,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warc", type=Path, default=DEFAULT_WARC)
     parser.add_argument("--catalog", default=str(DEFAULT_CATALOG))
-    parser.add_argument("--store", type=Path, help="store file to use (default: a temporary one)")
+    parser.add_argument("--home", type=Path, help="data dir to use (default: a temporary one)")
     parser.add_argument("--tokens", action="store_true", help="also count MiniLM word-pieces per chunk")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
 
     resources = parse_source(args.catalog).resources
-    settings = ChunkSettings()
     with tempfile.TemporaryDirectory() as tmp:
-        store = ChunkStore(args.store or Path(tmp) / "store.sqlite3")
-        first = ingest_run(resources, args.warc, store, settings)
-        second = ingest_run(resources, args.warc, store, settings)
+        home = args.home or Path(tmp)
+        store = ChunkStore(home / "store.sqlite3")
+        first = ingest_run(resources, args.warc, home)
+        second = ingest_run(resources, args.warc, home)
         chunks, docs, fetched = first.pop("_chunks"), first.pop("_docs"), first.pop("_fetched")
         for key in ("_chunks", "_docs", "_fetched"):
             second.pop(key)
