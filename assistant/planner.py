@@ -160,7 +160,9 @@ def _next_in_topic(topic_items: list[Resource], read_ids: set[str], asked: bool)
     elif read_here:
         done = [r for r in read_here if r.tier is not None and r.tier < lowest]
         last = (done or read_here)[-1].title
-        why = f"Tier {lowest} · {topic} — next after Tier {lowest - 1 if lowest > 1 else lowest}, which you finished ({last})"
+        below = max((t for t in tiers if t < lowest), default=None)
+        after = f"Tier {below}, which you finished" if below is not None else "what you read"
+        why = f"Tier {lowest} · {topic} — next after {after} ({last})"
     elif asked:
         why = f"Tier {lowest} · {topic} — where the guide starts on the topic you asked about"
     else:

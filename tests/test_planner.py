@@ -89,6 +89,15 @@ def test_topics_in_progress_come_before_untouched_topics(catalog):
     assert titles(plan) == ["Advanced Matmul"]
 
 
+def test_the_reason_names_the_tier_that_was_finished_even_when_a_tier_is_missing():
+    catalog = [
+        make("Attention", "FA", 1, "FlashAttention Paper"),
+        make("Attention", "KV", 3, "GQA Paper"),
+    ]
+    plan = plan_next(catalog, {"flashattention-paper"}, k=1)
+    assert "next after Tier 1, which you finished (FlashAttention Paper)" in plan.picks[0].reason
+
+
 def test_every_pick_carries_a_one_line_reason_with_tier_and_topic(catalog):
     for pick in plan_next(catalog, {"ptx-manual"}, k=20).picks:
         assert "\n" not in pick.reason
