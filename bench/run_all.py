@@ -120,7 +120,8 @@ def section_latency(s: dict[str, Any], a: dict[str, Any] | None) -> list[str]:
                     f"max {em['first_token_s_max']} s; {em['tokens_per_s_median']} tokens/s median; model load "
                     f"{a.get('embedded_model_load_s')} s.", ""]
         out += [cmd(a), ""]
-    out += [cmd(s), "", "![latency by mode](benchmarks/latency.png)", ""]
+    if s:
+        out += [cmd(s), "", "![latency by mode](benchmarks/latency.png)", ""]
     return out
 
 
