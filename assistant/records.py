@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ingest.records import place_label
+
 
 @dataclass
 class Citation:
@@ -24,8 +26,7 @@ class Citation:
 
     @property
     def place(self) -> str:
-        tier = f" · Tier {self.tier}" if self.tier is not None else ""
-        return f"{self.topic} › {self.section}{tier}"
+        return place_label(self.topic, self.section, self.tier)
 
 
 @dataclass

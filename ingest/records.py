@@ -41,9 +41,12 @@ class Resource:
 
     @property
     def place(self) -> str:
-        """Where the list puts it, as a learner reads it: 'Topic › Section · Tier N'."""
-        tier = f" · Tier {self.tier}" if self.tier is not None else ""
-        return f"{self.topic} › {self.section}{tier}"
+        return place_label(self.topic, self.section, self.tier)
+
+
+def place_label(topic: str, section: str, tier: int | None) -> str:
+    """Where the list puts a resource, as a learner reads it: 'Topic › Section · Tier N'."""
+    return f"{topic} › {section}" + (f" · Tier {tier}" if tier is not None else "")
 
 
 @dataclass
