@@ -143,3 +143,10 @@ def test_unreachable_openai_server_is_a_clear_error_and_the_answer_falls_back(tm
     final = llm_assistant.ask(Query(QUESTION, backend="openai"))
     assert "unreachable" in final.fallback
     assert_cited_format(final.text, final.citations)
+
+
+def test_unreachable_ollama_server_is_a_one_line_error(tmp_path):
+    settings = Settings(home=tmp_path, llm={"backend": "ollama", "ollama_url": f"http://127.0.0.1:{free_port()}"})
+    with pytest.raises(ModelError, match="Ollama server .* is unreachable") as info:
+        chat_model(settings)
+    assert "\n" not in str(info.value)
