@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from assistant.planner import plan_next, resolve_mentions, topic_interest
 from ingest.records import Resource
 
 
-def make(topic: str, section: str, tier: int | None, title: str, authors: str = "", pos: list[int] = [0]) -> Resource:
-    pos[0] += 1
+_positions = itertools.count()
+
+
+def make(topic: str, section: str, tier: int | None, title: str, authors: str = "") -> Resource:
     slug = title.lower().replace(" ", "-")
     return Resource(
         id=slug, title=title, url=f"https://example.com/{slug}", authors=authors, note="", topic=topic,
-        section=section, tier=tier, kind="blog", position=pos[0], list_anchor="#" + section.lower(),
+        section=section, tier=tier, kind="blog", position=next(_positions), list_anchor="#" + section.lower(),
     )
 
 
