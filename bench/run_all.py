@@ -145,7 +145,10 @@ def section_scale(s: dict[str, Any]) -> list[str]:
     return [
         "## Scale: exact vs HNSW (synthetic 384-d vectors)", "",
         table(["data", "n", "flat build s", "flat p95 ms", "HNSW build s", "HNSW p95 ms (ef 128)", "HNSW recall@10", "flat/HNSW p95"], rows),
-        "", "Full sweep over efSearch in docs/measurements/search.json.", "",
+        "", "Full sweep over efSearch in docs/measurements/search.json. `uniform` is isotropic random data (the worst "
+        "case: nearest neighbours are barely nearer than the rest, and HNSW recall collapses); `structured` has the "
+        "power-law spectrum of real MiniLM embeddings. An HNSW build whose estimated time exceeds `--hnsw-budget-s` "
+        "is skipped. The recorded scale run shared the machine with other work, so its flat latencies are upper bounds.", "",
         (f"Command: `{s['_scale_command']}` ({s['_scale_measured']})." if "_scale_command" in s else cmd(s)), "",
         "![scale](benchmarks/scale.png)", "",
     ]
