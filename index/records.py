@@ -8,6 +8,9 @@ from ingest.errors import UserError
 from ingest.records import Chunk, Resource
 
 MODES = ("bm25", "dense", "hybrid", "hybrid+rerank")
+# What a search means for the learner: "answer" (a confident match), "weak" (answer anyway, marked as a weak match,
+# with the nearest resources shown) or "out_of_scope" (nothing in the guide is near; the only refusal).
+OUTCOMES = ("answer", "weak", "out_of_scope")
 REBUILD_HINT = "run `gpuguide index --rebuild`"
 
 

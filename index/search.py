@@ -236,10 +236,20 @@ class Searcher:
             hit.confidence = self.scope.evidence(prepared, hit, hit.confidence, unknown).confidence
         return hits
 
-    def abstains(self, hits: list[ResourceHit]) -> bool:
-        """Refuse when none of the first hits is confident enough (threshold calibrated on the dev set)."""
+    def outcome(self, query: str | None, hits: list[ResourceHit]) -> str:
+        """One of OUTCOMES for these hits of `query`: "answer", "weak" (answer, marked as a weak match) or
+        "out_of_scope" (nothing in the guide is near: the only case worth refusing). See index/scope.py."""
+        if not hits:
+            return "out_of_scope"
         best = max((h.confidence for h in hits[:ABSTAIN_DEPTH]), default=float("-inf"))
-        return best < self.settings.index.abstain_threshold
+        cfg = self.settings.index
+        if best < cfg.abstain_threshold:
+            return "out_of_scope"
+        return "weak" if best < cfg.weak_threshold else "answer"
+
+    def abstains(self, hits: list[ResourceHit], query: str | None = None) -> bool:
+        """True iff `outcome` says out of scope; pass the query when you have it (the scope model reads it)."""
+        return self.outcome(query, hits) == "out_of_scope"
 
 
 def load_searcher(settings: Settings, embedder: Embedder | None = None, reranker: Reranker | None = None) -> Searcher:

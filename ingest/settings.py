@@ -101,7 +101,12 @@ class IndexSettings(BaseModel):
     passages_per_resource: int = 3
     rerank_model_path: str | None = Field(None, description="CrossEncoder folder; default: built-in reranker")
     abstain_threshold: float = Field(
-        0.46, description="Abstain when no top-5 hit has an in-scope confidence this high (calibrated on the dev set)"
+        0.46,
+        description="Out of scope (the only refusal) when the scope score of a search is below this; see index/scope.py",
+    )
+    weak_threshold: float = Field(
+        0.55,
+        description="A search whose scope score is below this (but not out of scope) is answered as a weak match",
     )
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
