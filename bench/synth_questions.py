@@ -40,14 +40,14 @@ MIN_WORDS = 40
 PASSAGE_PROMPT = (
     "Here is a passage from a page about GPU programming.\n\n<passage>\n{text}\n</passage>\n\n"
     "Write {n} different questions that a learner of GPU performance engineering might type into a search box, "
-    "each answered by this passage. Write them in your own plain words, the way a student asks; do not copy "
+    "each answered by this passage. Write them in your own plain words, the way a student asks (the first short and casual, the next more specific); do not copy "
     "phrases from the passage and do not mention the page's title ({title}). One question per line, each ending "
     "with a question mark, nothing else."
 )
 CARD_PROMPT = (
     "A reading list on GPU performance engineering has this entry:\n\n<entry>\n{text}\n</entry>\n\n"
     "Write {n} different questions that a learner might ask when looking for a resource like this one, without "
-    "naming it, its title ({title}) or its authors. Describe what they want to learn in plain words. One question "
+    "naming it, its title ({title}) or its authors. Describe what they want to learn in plain words, the first short and casual. One question "
     "per line, each ending with a question mark, nothing else."
 )
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)]|Q\d*[:.)])\s*")
@@ -70,18 +70,33 @@ def sample_sources(chunks: list, per_resource: int, seed: int) -> list:
     for resource_id in sorted(pages):
         group = pages[resource_id]
         picked += rng.sample(group, min(per_resource, len(group)))
-    return cards + picked
+    sources = cards + picked
+    rng.shuffle(sources)  # a partial run still covers cards and passages alike
+    return sources
 
 
-def parse_questions(text: str, title: str) -> list[str]:
-    """Lines that are questions of a sensible length and do not quote the title whole."""
+def _name_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4}
+
+
+def names_the_resource(question: str, title: str, authors: str) -> bool:
+    """Does the question give the answer away: an author's name, or most of the title's words?"""
+    words = _name_words(question)
+    if _name_words(authors) & words:
+        return True
+    title_words = _name_words(title)
+    return bool(title_words) and len(title_words & words) / len(title_words) >= 0.5
+
+
+def parse_questions(text: str, title: str, authors: str = "") -> list[str]:
+    """Questions of a sensible length (one a line, or several run together) that do not name the resource."""
     out = []
-    for line in text.splitlines():
+    for line in re.split(r"\n|(?<=\?)\s+", text):
         line = _NUMBERING.sub("", line).strip().strip('"')
         words = line.split()
         if not line.endswith("?") or not 4 <= len(words) <= 40:
             continue
-        if len(title) >= 8 and title.lower() in line.lower():
+        if names_the_resource(line, title, authors):
             continue
         out.append(line)
     return list(dict.fromkeys(out))
@@ -145,7 +160,7 @@ def main() -> int:
                 messages=[{"role": "user", "content": template.format(text=text, title=res.title, n=args.questions)}],
                 max_tokens=40 * args.questions, temperature=0.7, top_p=0.9,
             )["choices"][0]["message"]["content"]
-            for question in parse_questions(reply, res.title)[: args.questions]:
+            for question in parse_questions(reply, res.title, res.authors)[: args.questions]:
                 bm25_rank, dense_rank = own_rank(searcher, question, row_of[chunk.chunk_id])
                 if bm25_rank is None and dense_rank is None:
                     continue
