@@ -128,8 +128,8 @@ def infer_kind(url: str, title: str, entry_type: str | None = None) -> str:
         return "docs"
     if "documentation" in low_title or "guide" in low_title and host.endswith("nvidia.com") and "/blog" not in path:
         return "docs"
-    if not segments or (len(segments) == 1 and segments[0] in {"blog", "mojo", "index"}):
-        return "site"
+    if not segments or (len(segments) == 1 and re.fullmatch(r"[A-Za-z]+", segments[0])):
+        return "site"  # the root or one plain word (/blog, /index, /<product>) is a section landing page
     return "blog"
 
 
