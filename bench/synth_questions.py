@@ -50,6 +50,11 @@ CARD_PROMPT = (
     "naming it, its title ({title}) or its authors. Describe what they want to learn in plain words, the first short and casual. One question "
     "per line, each ending with a question mark, nothing else."
 )
+# A question that points at "the passage" or "this entry" is not standalone: a learner never saw it.
+_DEICTIC = re.compile(
+    r"\b(?:the|this|that|above|given|provided)\s+(?:passage|text|page|article|entry|post|excerpt|author|paper|resource|document|section)s?\b",
+    re.I,
+)
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)]|Q\d*[:.)])\s*")
 
 
@@ -96,7 +101,7 @@ def parse_questions(text: str, title: str, authors: str = "") -> list[str]:
         words = line.split()
         if not line.endswith("?") or not 4 <= len(words) <= 40:
             continue
-        if names_the_resource(line, title, authors):
+        if names_the_resource(line, title, authors) or _DEICTIC.search(line):
             continue
         out.append(line)
     return list(dict.fromkeys(out))
