@@ -230,23 +230,33 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.profile import Profile
 
     exclude = Profile(settings.profile_file).read_ids() if args.unread else None
-    hits = _searcher(settings).search(
+    searcher = _searcher(settings)
+    hits = searcher.search(
         args.query, k=args.k, mode=args.mode, tier=args.tier, topic=args.topic, kind=args.kind, exclude_read=exclude
     )
+    outcome = searcher.outcome(args.query, hits)  # search never refuses: it labels what it shows
     if args.json:
-        _print_json([
-            {
-                "rank": i, "resource": h.resource.to_dict(), "score": round(h.score, 6),
-                "confidence": round(h.confidence, 4), "place": h.resource.place,
-                "list_url": settings.catalog.list_url + h.resource.list_anchor,
-                "passages": [
-                    {"chunk_id": c.chunk_id, "heading_path": list(c.heading_path), "score": round(sc, 6), "text": c.text}
-                    for c, sc in h.passages
-                ],
-            }
-            for i, h in enumerate(hits, start=1)
-        ])
+        _print_json({
+            "query": args.query,
+            "outcome": outcome,
+            "scope_probability": round(searcher.scope_probability(args.query, hits), 4) if hits else 0.0,
+            "hits": [
+                {
+                    "rank": i, "resource": h.resource.to_dict(), "score": round(h.score, 6),
+                    "confidence": round(h.confidence, 4), "place": h.resource.place,
+                    "list_url": settings.catalog.list_url + h.resource.list_anchor,
+                    "passages": [
+                        {"chunk_id": c.chunk_id, "heading_path": list(c.heading_path), "score": round(sc, 6), "text": c.text}
+                        for c, sc in h.passages
+                    ],
+                }
+                for i, h in enumerate(hits, start=1)
+            ],
+        })
         return 0
+    if hits and outcome != "answer":
+        why = "the guide may not cover this" if outcome == "out_of_scope" else "no resource matches closely"
+        print(f"weak match: {why}; the nearest resources are below.\n")
     for i, hit in enumerate(hits, start=1):
         res = hit.resource
         passage = " ".join(hit.passages[0][0].text.split()[:50]) if hit.passages else res.note
@@ -275,9 +285,10 @@ def _planner_for_eval(settings: Settings) -> Any:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from index.evaluate import ALL_MODES, run_eval
+    from index.evaluate import ALL_MODES, PRODUCT_MODE, run_eval
 
-    modes = args.mode or list(ALL_MODES)
+    requested = args.mode or [PRODUCT_MODE]
+    modes = list(ALL_MODES) if "all" in requested else list(dict.fromkeys(requested))
     report = run_eval(args.questions, modes=modes, k=args.k, settings=settings, planner=_planner_for_eval(settings))
     if args.json:
         _print_json(report)
@@ -290,6 +301,12 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
             value = metrics.get(key)
             cells.append(f"{value:>22.3f}" if isinstance(value, (int, float)) else f"{'-':>22}")
         print(f"{mode:<16}" + "".join(cells))
+    for mode, metrics in report["metrics"].items():
+        table = metrics["confusion"]
+        print(f"\noutcomes ({mode}){'':<6}{'answer':>10}{'weak':>10}{'out_of_scope':>14}")
+        for side in ("in_scope", "out_of_scope"):
+            row = table[side]
+            print(f"  {side:<24}{row['answer']:>10}{row['weak']:>10}{row['out_of_scope']:>14}")
     next_rows = {m: v.get("by_kind", {}).get("next") for m, v in report["metrics"].items()}
     first = next(iter(next_rows.values()), None)
     if first:
@@ -465,9 +482,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_search)
 
-    p = sub.add_parser("eval", help="retrieval quality on a question set, all modes side by side")
+    p = sub.add_parser("eval", help="retrieval quality and outcomes on a question set (JSON Lines: id, question)")
     p.add_argument("--questions", required=True, type=Path, metavar="FILE")
-    p.add_argument("--mode", action="append", choices=["bm25", "dense", "hybrid", "hybrid+rerank", "langchain-faiss"])
+    p.add_argument(
+        "--mode", action="append",
+        choices=["bm25", "dense", "hybrid", "hybrid+rerank", "langchain-faiss", "all"],
+        help="repeatable; default: the product's hybrid+rerank; all: every mode side by side",
+    )
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_eval)

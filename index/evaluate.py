@@ -1,8 +1,11 @@
-"""Evaluation harness: every requested mode over one question file, ranked URLs plus metrics.
+"""Evaluation harness: the product's search (or several modes side by side) over one question file.
 
-Input: JSON Lines, one question per line: `id`, `question`, optional `read` (URLs already read, excluded from
-results), optional `kind` (lookup / concept / next / typo / outofscope / filter); `gold` and `accept` (URLs) are
-used only for metrics.
+Input: JSON Lines, one question per line: `id` and `question` are all it needs; optional `read` (URLs already
+read, excluded from results), `kind` (lookup / concept / next / typo / outofscope / filter; "next" goes to the
+reading planner when one is passed), `gold` and `accept` (URLs, used only for metrics).
+
+Each result: id, mode, ranked (URLs), outcome (one of OUTCOMES: answer / weak / out_of_scope), abstained
+(outcome is out_of_scope) and the scope model's probability.
 
 Metrics, over in-scope questions (non-empty `gold`):
 
@@ -10,17 +13,17 @@ Metrics, over in-scope questions (non-empty `gold`):
 * MRR@10 = 1 / rank of the first gold URL in the top 10 (0 when none) — gold only;
 * nDCG@10 with graded gains: gold 1.0, accept 0.5 (accept counts as relevant, but less), ideal DCG from the
   gold and accept sets;
-* false_abstention_rate = share of in-scope questions the mode refused. Ranking metrics ignore abstention (they
-  score the ranked list a refusal would have shown).
+* false_abstention_rate = share of in-scope questions refused (out_of_scope), weak_rate = share marked weak.
+  Ranking metrics ignore the outcome (they score the ranked list a refusal would have shown).
 
-Over out-of-scope questions (empty `gold`): abstention_accuracy = share refused. Every mode also gets `by_kind`, and
-`without_next`: the same metrics without questions of kind "next" (those go to the reading planner when one is
-passed as `planner`; without one they are searched like any other question). `suggested_threshold` is the
-abstention threshold these results support (most out-of-scope refused with at most 5 % in-scope refused).
+Over out-of-scope questions (empty `gold`): abstention_accuracy = share refused. `confusion`: the three outcomes
+× in scope / out of scope, counted. Every mode also gets `by_kind`, and `without_next`: the same metrics
+without questions of kind "next" (those go to the reading planner when one is passed as `planner`; without
+one they are searched like any other question).
 
-Modes: bm25, dense, hybrid, hybrid+rerank, and `langchain-faiss`: LangChain's stock FAISS vector store with
-HuggingFaceEmbeddings (same packaged model) over the same chunks' plain text — the baseline. It is built in
-memory only (LangChain's save/load uses pickle) and cannot abstain.
+Modes: bm25, dense, hybrid, hybrid+rerank (the product's, the default), and `langchain-faiss`: LangChain's
+stock FAISS vector store with HuggingFaceEmbeddings (same packaged model) over the same chunks' plain text —
+the baseline. It is built in memory only (LangChain's save/load uses pickle) and cannot abstain.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from index.embed import EmbeddingCache
-from index.records import MODES
-from index.search import ABSTAIN_DEPTH, Searcher, load_searcher, normalize_url
+from index.records import MODES, OUTCOMES
+from index.search import Searcher, load_searcher, normalize_url
 from ingest.errors import UserError
 from ingest.settings import Settings
 
@@ -47,6 +50,7 @@ log = logging.getLogger(__name__)
 
 BASELINE = "langchain-faiss"
 ALL_MODES = (*MODES, BASELINE)
+PRODUCT_MODE = "hybrid+rerank"  # what `gpuguide search`, `ask` and the app use; eval's default
 ACCEPT_GAIN = 0.5
 
 # planner(question, read_urls, k) -> ranked resource URLs; used for questions of kind "next" when given.
@@ -130,10 +134,18 @@ def _mean(values: list[float]) -> float | None:
     return round(float(np.mean(values)), 4) if values else None
 
 
-def metrics_for(rows: list[tuple[Question, list[str], bool]]) -> dict[str, Any]:
-    """Metrics of one mode over (question, ranked URLs, abstained) rows."""
-    in_scope = [(q, r, a) for q, r, a in rows if q.gold]
-    out_scope = [(q, r, a) for q, r, a in rows if not q.gold]
+def confusion_matrix(rows: list[tuple[Question, list[str], str]]) -> dict[str, dict[str, int]]:
+    """Counts of each outcome for in-scope (non-empty gold) and out-of-scope questions."""
+    table = {side: {o: 0 for o in OUTCOMES} for side in ("in_scope", "out_of_scope")}
+    for q, _, outcome in rows:
+        table["in_scope" if q.gold else "out_of_scope"][outcome] += 1
+    return table
+
+
+def metrics_for(rows: list[tuple[Question, list[str], str]]) -> dict[str, Any]:
+    """Metrics of one mode over (question, ranked URLs, outcome) rows."""
+    in_scope = [(q, r, o) for q, r, o in rows if q.gold]
+    out_scope = [(q, r, o) for q, r, o in rows if not q.gold]
     return {
         "n_in_scope": len(in_scope),
         "n_out_of_scope": len(out_scope),
@@ -142,30 +154,11 @@ def metrics_for(rows: list[tuple[Question, list[str], bool]]) -> dict[str, Any]:
         "recall@10": _mean([recall_at(r, q.gold, 10) for q, r, _ in in_scope]),
         "mrr@10": _mean([mrr_at(r, q.gold, 10) for q, r, _ in in_scope]),
         "ndcg@10": _mean([ndcg_at(r, q.gold, q.accept, 10) for q, r, _ in in_scope]),
-        "abstention_accuracy": _mean([float(a) for _, _, a in out_scope]),
-        "false_abstention_rate": _mean([float(a) for _, _, a in in_scope]),
+        "abstention_accuracy": _mean([float(o == "out_of_scope") for _, _, o in out_scope]),
+        "false_abstention_rate": _mean([float(o == "out_of_scope") for _, _, o in in_scope]),
+        "weak_rate": _mean([float(o == "weak") for _, _, o in in_scope]),
+        "confusion": confusion_matrix(rows),
     }
-
-
-def suggest_threshold(rows: list[tuple[Question, float | None]], max_false: float = 0.05) -> float | None:
-    """The abstention threshold these confidences support: the most out-of-scope questions refused, with at most
-    `max_false` of the in-scope ones refused, then the fewest in-scope refused, then the widest gap; placed
-    halfway between neighbouring confidences so it is not fitted to one value."""
-    ins = [c for q, c in rows if q.gold and c is not None]
-    outs = [c for q, c in rows if not q.gold and c is not None]
-    if not ins or not outs:
-        return None
-    values = sorted(set(ins + outs))
-    best: tuple[int, int, float, float] | None = None
-    for low, high in zip(values, values[1:], strict=False):
-        threshold = (low + high) / 2
-        false = sum(c < threshold for c in ins)
-        if false > max_false * len(ins):
-            continue
-        key = (sum(c < threshold for c in outs), -false, high - low, threshold)
-        if best is None or key > best:
-            best = key
-    return round(best[3], 4) if best else None
 
 
 # --- the baseline ----------------------------------------------------------------------------------------
@@ -226,16 +219,16 @@ def _cached_stock_vectors(cache: EmbeddingCache, model_key: str, texts: list[str
 
 def run_eval(
     questions_path: Path | str,
-    modes: Sequence[str] = ALL_MODES,
+    modes: Sequence[str] = (PRODUCT_MODE,),
     k: int = 10,
     settings: Settings | None = None,
     searcher: Searcher | None = None,
     planner: Planner | None = None,
 ) -> dict[str, Any]:
-    """Run every mode over the questions; returns {"results": [...], "metrics": {mode: {...}}}."""
+    """Run each mode over the questions; returns {"results": [...], "metrics": {mode: {...}}}."""
     unknown = [m for m in modes if m not in ALL_MODES]
     if unknown:
-        raise UserError(f"unknown mode(s) {', '.join(unknown)}; choose from {', '.join(ALL_MODES)}")
+        raise UserError(f"unknown mode(s) {', '.join(unknown)}; choose from {', '.join(ALL_MODES)} (or all)")
     questions = load_questions(questions_path)
     if searcher is None:
         if settings is None:
@@ -243,35 +236,33 @@ def run_eval(
         searcher = load_searcher(settings)
     baseline = LangChainBaseline(searcher) if BASELINE in modes else None
     results: list[dict[str, Any]] = []
-    per_mode: dict[str, list[tuple[Question, list[str], bool]]] = {m: [] for m in modes}
+    per_mode: dict[str, list[tuple[Question, list[str], str]]] = {m: [] for m in modes}
     timings: dict[str, list[float]] = {m: [] for m in modes}
-    confidences: dict[str, list[tuple[Question, float | None]]] = {m: [] for m in modes}
     for q in questions:
         exclude = {normalize_url(u) for u in q.read}
         for mode in modes:
             started = time.perf_counter()
-            confidence: float | None = None
+            probability: float | None = None
             if planner is not None and q.kind == "next":
-                ranked, abstained = list(planner(q.question, q.read, k)), False
+                ranked, outcome = list(planner(q.question, q.read, k)), "answer"
             elif mode == BASELINE:
                 assert baseline is not None
-                ranked, abstained = baseline.ranked(q.question, k, exclude), False
+                ranked, outcome = baseline.ranked(q.question, k, exclude), "answer"
             else:
                 hits = searcher.search(q.question, k=k, mode=mode, exclude_read=set(q.read) or None)
-                ranked, abstained = [h.url for h in hits], searcher.abstains(hits)
-                confidence = round(max((h.confidence for h in hits[:ABSTAIN_DEPTH]), default=0.0), 4)
+                ranked, outcome = [h.url for h in hits], searcher.outcome(q.question, hits)
+                probability = round(searcher.scope_probability(q.question, hits), 4) if hits else 0.0
             timings[mode].append(time.perf_counter() - started)
-            results.append(
-                {"id": q.id, "mode": mode, "ranked": ranked, "abstained": abstained, "confidence": confidence}
-            )
-            per_mode[mode].append((q, ranked, abstained))
-            confidences[mode].append((q, confidence))
+            results.append({
+                "id": q.id, "mode": mode, "ranked": ranked, "outcome": outcome,
+                "abstained": outcome == "out_of_scope", "scope_probability": probability,
+            })
+            per_mode[mode].append((q, ranked, outcome))
     metrics: dict[str, Any] = {}
     for mode, rows in per_mode.items():
         metrics[mode] = metrics_for(rows)
         kinds = sorted({q.kind for q, _, _ in rows if q.kind})
         metrics[mode]["by_kind"] = {kind: metrics_for([r for r in rows if r[0].kind == kind]) for kind in kinds}
         metrics[mode]["without_next"] = metrics_for([r for r in rows if r[0].kind != "next"])
-        metrics[mode]["suggested_threshold"] = suggest_threshold(confidences[mode])
         metrics[mode]["mean_latency_ms"] = round(1000 * float(np.mean(timings[mode])), 2) if timings[mode] else None
     return {"results": results, "metrics": metrics}

@@ -26,14 +26,15 @@ class ResourceHit:
     """One resource of the list with the passages that matched, best first.
 
     `score` orders hits within one search (its scale depends on the mode); `confidence` is the best passage's
-    cosine similarity to the query (plus the reranker's evidence), comparable across queries, so abstention
-    thresholds are set on it.
+    cosine similarity to the query, comparable across queries. `query` is the search that found the hit, so
+    `Searcher.outcome` can judge a hit list on its own.
     """
 
     resource: Resource
     score: float
     passages: list[tuple[Chunk, float]] = field(default_factory=list)
     confidence: float = 0.0
+    query: str = field(default="", repr=False, compare=False)
 
     @property
     def url(self) -> str:

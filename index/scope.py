@@ -1,72 +1,104 @@
-"""Is the question inside what the reading list covers? One number per hit, comparable across queries.
+"""Is the question inside what the reading list covers? Two answers, for two uses.
 
-Rank scores (RRF) say nothing about absolute relevance, so abstention reads this instead:
+Per hit, `confidence` (shown next to each result) is the cosine of the query and the hit's best passage: a
+plain, unfitted number that is comparable across queries.
 
-    confidence = cosine(query, the hit's best passage)
-               + 0.2 if the hit matches strongly on its own fields: a catalog name in the query (author,
-                 publisher), most of its title (typos and spacing tolerated), or a GPU identifier that at
-                 most 3 catalog entries mention (E4M3, tcgen05) in its title or note
-               − 0.1 × specialised words the corpus has never seen (at most 2)
+Per search, the outcome ("answer" / "weak" / "out_of_scope"), judged from the whole result list rather than one
+cosine: a logistic model over `SCOPE_FEATURES` (how close the dense top passages are and how peaked, whether BM25
+and the dense retriever agree on the resources, how much of the query's own words the corpus and the top
+passages know, specialised words nobody in the corpus uses). Its weights live in the settings
+(`index.scope_model`), fitted by `bench/calibrate_scope.py` on our synthetic in-scope questions and our own
+out-of-scope questions with grouped cross-validation; the thresholds on its probability
+(`index.abstain_threshold`, `index.weak_threshold`) come from the held-out folds of the same run.
 
 A "specialised unknown word" is one that is neither in the corpus vocabulary, nor a typo of a word in it, nor
 an ordinary English word (a whole word of the embedding model's WordPiece vocabulary): "Django", "cuFFT",
-"Qualcomm". Weights and the threshold (`index.abstain_threshold`) were set on the dev set over the real corpus;
-a lexical-coverage term was tried and dropped (it raised out-of-scope questions as much as in-scope ones).
+"Qualcomm".
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from index.bm25 import BM25Index, tokenize
 from index.fields import FieldIndex, PreparedQuery
 from index.records import ResourceHit
+from ingest.records import Chunk
 
-STRONG_WEIGHT = 0.2
-UNKNOWN_WEIGHT = 0.1
+SCOPE_FEATURES = (
+    "cos_top", "cos_top5", "cos_spread", "agreement", "known_share", "passage_cover", "unknown", "strong",
+)
 MAX_UNKNOWN = 2
 RARE_IDENTIFIER_DF = 3  # an identifier named by at most this many catalog entries is distinctive
 TITLE_COVERAGE_STRONG = 0.75
+AGREEMENT_DEPTH = 10  # resources compared between the BM25 and the dense top lists
+COVER_DEPTH = 5  # top passages of each retriever read for the query's words
+SPREAD_DEPTH = 20  # the dense list's n-th passage the top one is compared with
 _RAW_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 @dataclass
-class ScopeEvidence:
-    cosine: float
-    strong: bool
-    unknown: int
+class ScopeFeatures:
+    """Evidence over one search's whole result list that the guide covers the question; see `SCOPE_FEATURES`."""
 
-    @property
-    def confidence(self) -> float:
-        return self.cosine + STRONG_WEIGHT * self.strong - UNKNOWN_WEIGHT * min(self.unknown, MAX_UNKNOWN)
+    cos_top: float  # cosine of the best passage (dense, unfiltered)
+    cos_top5: float  # mean best-passage cosine of the dense top 5 resources
+    cos_spread: float  # best passage's cosine minus the SPREAD_DEPTH-th: a peak, not a flat list
+    agreement: float  # share of the top AGREEMENT_DEPTH resources BM25 and dense agree on
+    known_share: float  # share of the query's content words the corpus vocabulary holds
+    passage_cover: float  # IDF-weighted share of the query's words found in one top passage (best of them)
+    unknown: float  # specialised words nobody in the corpus uses (capped at MAX_UNKNOWN)
+    strong: float  # 1 when a top hit matches on its own fields (catalog name, most of its title, a rare identifier)
+
+    def values(self) -> dict[str, float]:
+        return {k: float(v) for k, v in asdict(self).items()}
+
+
+def scope_logit(features: ScopeFeatures, weights: Mapping[str, float], intercept: float) -> float:
+    """The scope model's log-odds that the question is inside the guide (a feature missing from `weights` is 0)."""
+    values = features.values()
+    return intercept + sum(w * values[name] for name, w in weights.items() if name in values)
+
+
+def scope_probability(features: ScopeFeatures, weights: Mapping[str, float], intercept: float) -> float:
+    z = scope_logit(features, weights, intercept)
+    return 1.0 / (1.0 + math.exp(-z)) if z > -50 else 0.0
 
 
 class ScopeEstimator:
     def __init__(self, fields: FieldIndex, bm25: BM25Index, english_words: set[str] | None = None) -> None:
         self.fields = fields
+        self.tokenizer = getattr(bm25, "tokenizer", tokenize)
         self.vocabulary = bm25.vocabulary()
         self.long_vocab = sorted(t for t in self.vocabulary if len(t) >= 4)
         self.english_words = english_words or set()
         self._position = {r.id: i for i, r in enumerate(fields.resources)}
+        self._idf = _chunk_idf(bm25)
+        self._idf_unseen = math.log(1 + 2 * max(bm25.n_docs, 1))
 
     def unknown_words(self, text: str) -> list[str]:
         """Specialised words of the query that nothing in the corpus mentions."""
         out = []
         for word in dict.fromkeys(w.lower() for w in _RAW_WORD.findall(text)):
-            tokens = tokenize(word)
+            tokens = self.tokenizer(word)
             if not tokens or tokens[0] in self.vocabulary or word in self.english_words:
                 continue
-            if len(tokens[0]) >= 4 and process.extractOne(tokens[0], self.long_vocab, scorer=fuzz.ratio, score_cutoff=80):
-                continue  # a typo of a corpus word
+            if self._typo_of_known(tokens[0]):
+                continue
             out.append(word)
         return out
 
-    def evidence(self, prepared: PreparedQuery, hit: ResourceHit, cosine: float, unknown: int) -> ScopeEvidence:
-        """`cosine` is the hit's best passage's cosine to the query; `unknown` counts `unknown_words`."""
-        return ScopeEvidence(cosine=cosine, strong=self.strong(prepared, hit.resource.id), unknown=unknown)
+    def _typo_of_known(self, token: str) -> bool:
+        return len(token) >= 4 and process.extractOne(token, self.long_vocab, scorer=fuzz.ratio, score_cutoff=80) is not None
+
+    def idf(self, token: str) -> float:
+        return self._idf.get(token, self._idf_unseen)
 
     def strong(self, prepared: PreparedQuery, resource_id: str) -> bool:
         index = self._position.get(resource_id)
@@ -82,3 +114,70 @@ class ScopeEstimator:
         return any(
             (t in title or t in note) and self.fields.df(t) <= RARE_IDENTIFIER_DF for t in prepared.intent.identifiers
         )
+
+    def features(
+        self,
+        query: str,
+        dense: tuple[np.ndarray, np.ndarray],
+        bm25_scores: np.ndarray,
+        resource_rows: np.ndarray,
+        chunks: Sequence[Chunk],
+        strong: bool,
+    ) -> ScopeFeatures:
+        """Features of one query from the unfiltered dense list (rows, cosines, best first), every row's BM25
+        score, the row → resource map and the chunks; `strong` says whether a top hit matched on its fields."""
+        d_rows, d_cos = dense
+        b_order = np.argsort(-bm25_scores, kind="stable")
+        b_rows = b_order[bm25_scores[b_order] > 0][: max(AGREEMENT_DEPTH * 10, 50)]
+        dense_resources = _distinct(resource_rows[d_rows], AGREEMENT_DEPTH)
+        bm25_resources = _distinct(resource_rows[b_rows], AGREEMENT_DEPTH)
+        best_cos: dict[int, float] = {}
+        for row, cos in zip(d_rows.tolist(), d_cos.tolist(), strict=True):
+            best_cos.setdefault(int(resource_rows[row]), float(cos))
+        top5 = list(best_cos.values())[:5]
+        terms = list(dict.fromkeys(self.tokenizer(query)))
+        known = [t for t in terms if t in self.vocabulary or self._typo_of_known(t)]
+        total_idf = sum(self.idf(t) for t in terms)
+        cover = 0.0
+        if terms and total_idf > 0:
+            for row in list(d_rows[:COVER_DEPTH]) + list(b_rows[:COVER_DEPTH]):
+                words = set(self.tokenizer(chunks[int(row)].indexed_text))
+                cover = max(cover, sum(self.idf(t) for t in terms if t in words) / total_idf)
+        cos_top = float(d_cos[0]) if len(d_cos) else 0.0
+        tail = float(d_cos[min(SPREAD_DEPTH, len(d_cos)) - 1]) if len(d_cos) else 0.0
+        return ScopeFeatures(
+            cos_top=cos_top,
+            cos_top5=float(np.mean(top5)) if top5 else 0.0,
+            cos_spread=cos_top - tail,
+            agreement=len(set(dense_resources) & set(bm25_resources)) / AGREEMENT_DEPTH,
+            known_share=len(known) / len(terms) if terms else 0.0,
+            passage_cover=cover,
+            unknown=float(min(len(self.unknown_words(query)), MAX_UNKNOWN)),
+            strong=float(strong),
+        )
+
+
+def _distinct(groups: np.ndarray, n: int) -> list[int]:
+    """The first n distinct resources of a row list's resource ids (chunks outside the catalog skipped)."""
+    out: list[int] = []
+    for g in groups.tolist():
+        if g >= 0 and g not in out:
+            out.append(int(g))
+            if len(out) == n:
+                break
+    return out
+
+
+def _chunk_idf(bm25: BM25Index) -> dict[str, float]:
+    """Per-token IDF over chunks, read from the BM25 model's postings (no second pass over the corpus)."""
+    model = bm25.model
+    vocab: dict[str, int] = getattr(model, "vocab_dict", None) or {}
+    scores = getattr(model, "scores", None) or {}
+    if not vocab or "indptr" not in scores:
+        return {}
+    indptr = np.asarray(scores["indptr"], dtype=np.int64)
+    if len(indptr) == len(vocab):
+        indptr = np.append(indptr, len(scores["data"]))
+    df = np.diff(indptr)
+    n = max(bm25.n_docs, 1)
+    return {token: math.log(1 + n / max(int(df[i]), 1)) for token, i in vocab.items() if i < len(df)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from index.hybrid import best_per_group, ranked, rrf, top_rows
 from index.query import parse_query
 from index.records import MODES, REBUILD_HINT, IndexLoadError, ResourceHit
 from index.rerank import Reranker, make_reranker
-from index.scope import ScopeEstimator
+from index.scope import ScopeEstimator, ScopeFeatures, scope_probability
 from index.swap import recover_interrupted_swap
 from index.vectors import FAISS_FILE, Manifest, VectorIndex
 from ingest.errors import UserError
@@ -30,7 +31,9 @@ from ingest.settings import Settings
 log = logging.getLogger(__name__)
 
 BM25_DIR = "bm25"
-ABSTAIN_DEPTH = 5  # abstention looks at this many top hits
+ABSTAIN_DEPTH = 5  # a field match among this many top hits counts as scope evidence
+SCOPE_DEPTH = 100  # dense passages the scope model reads
+SCOPE_CACHE = 256  # queries whose scope features are remembered
 
 
 def normalize_url(url: str) -> str:
@@ -68,6 +71,7 @@ class Searcher:
         self.embedder = embedder
         self.fields = FieldIndex(store.resource_list)
         self._scope: ScopeEstimator | None = None
+        self._scope_cache: dict[str, ScopeFeatures] = {}
         self.reranker = reranker if reranker is not None else make_reranker(settings, self.fields)
 
     # --- catalog -------------------------------------------------------------------------------
@@ -227,28 +231,48 @@ class Searcher:
         return self._scope
 
     def _with_scope(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
-        """Replace each hit's cosine with the in-scope confidence (see index/scope.py)."""
-        if not hits:
-            return hits
-        prepared = self.fields.prepare(parse_query(query))
-        unknown = len(self.scope.unknown_words(query))
+        """Mark each hit with the query that found it (so `outcome(None, hits)` can judge them)."""
         for hit in hits:
-            hit.confidence = self.scope.evidence(prepared, hit, hit.confidence, unknown).confidence
+            hit.query = query
         return hits
 
-    def outcome(self, query: str | None, hits: list[ResourceHit]) -> str:
-        """One of OUTCOMES for these hits of `query`: "answer", "weak" (answer, marked as a weak match) or
-        "out_of_scope" (nothing in the guide is near: the only case worth refusing). See index/scope.py."""
-        if not hits:
-            return "out_of_scope"
-        best = max((h.confidence for h in hits[:ABSTAIN_DEPTH]), default=float("-inf"))
+    def scope_features(self, query: str, hits: list[ResourceHit]) -> ScopeFeatures:
+        """The scope model's evidence for `query`: the unfiltered BM25 and dense lists (filters narrow what is
+        shown, not what the guide covers) plus whether one of `hits` matches on its own fields."""
+        base = self._scope_cache.get(query)
+        if base is None:
+            depth = min(len(self.store.chunks), max(SCOPE_DEPTH, self.settings.index.candidates))
+            base = self.scope.features(
+                query, self.dense_rows(query, depth, None), self.bm25.scores(query), self.store.resource_rows,
+                self.store.chunks, strong=False,
+            )
+            if len(self._scope_cache) >= SCOPE_CACHE:
+                self._scope_cache.pop(next(iter(self._scope_cache)))
+            self._scope_cache[query] = base
+        prepared = self.fields.prepare(parse_query(query))
+        strong = any(self.scope.strong(prepared, h.resource.id) for h in hits[:ABSTAIN_DEPTH])
+        return replace(base, strong=float(strong))
+
+    def scope_probability(self, query: str, hits: list[ResourceHit]) -> float:
+        """The scope model's probability that the guide covers `query` (index/scope.py)."""
         cfg = self.settings.index
-        if best < cfg.abstain_threshold:
+        return scope_probability(self.scope_features(query, hits), cfg.scope_weights, cfg.scope_intercept)
+
+    def outcome(self, query: str | None, hits: list[ResourceHit]) -> str:
+        """One of OUTCOMES for these hits of `query`: "answer", "weak" (answer, marked as a weak match, nearest
+        resources shown) or "out_of_scope" (nothing in the guide is near: the only case worth refusing).
+        `query` may be None for hits that came from `search` (they remember their query)."""
+        query = query if query is not None else (hits[0].query if hits else "")
+        if not hits or not query.strip():
             return "out_of_scope"
-        return "weak" if best < cfg.weak_threshold else "answer"
+        probability = self.scope_probability(query, hits)
+        cfg = self.settings.index
+        if probability < cfg.abstain_threshold:
+            return "out_of_scope"
+        return "weak" if probability < cfg.weak_threshold else "answer"
 
     def abstains(self, hits: list[ResourceHit], query: str | None = None) -> bool:
-        """True iff `outcome` says out of scope; pass the query when you have it (the scope model reads it)."""
+        """True iff `outcome` says out of scope (the query defaults to the one the hits remember)."""
         return self.outcome(query, hits) == "out_of_scope"
 
 

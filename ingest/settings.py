@@ -89,6 +89,14 @@ class EmbedSettings(BaseModel):
     )
 
 
+# The scope model (index/scope.py): a logistic model over evidence from a search's whole result list, fitted by
+# bench/calibrate_scope.py (its JSON output, with the folds and data it used, is under docs/measurements/).
+DEFAULT_SCOPE_WEIGHTS: dict[str, float] = {
+    "cos_top": 8.0, "cos_top5": 0.0, "cos_spread": 0.0, "agreement": 1.0, "known_share": 2.0,
+    "passage_cover": 2.0, "unknown": -1.0, "strong": 1.0,
+}
+
+
 class IndexSettings(BaseModel):
     hnsw_threshold: int = Field(50_000, ge=1, description="Use HNSW above this many chunks, exact search below")
     hnsw_m: int = 32
@@ -101,13 +109,25 @@ class IndexSettings(BaseModel):
     passages_per_resource: int = 3
     rerank_model_path: str | None = Field(None, description="CrossEncoder folder; default: built-in reranker")
     abstain_threshold: float = Field(
-        0.46,
-        description="Out of scope (the only refusal) when the scope score of a search is below this; see index/scope.py",
+        0.2,
+        ge=0,
+        le=1,
+        description="Out of scope (the only refusal) when the scope model's probability that the guide covers the "
+        "question is below this; chosen by bench/calibrate_scope.py on held-out folds of our own questions",
     )
     weak_threshold: float = Field(
-        0.55,
-        description="A search whose scope score is below this (but not out of scope) is answered as a weak match",
+        0.5,
+        ge=0,
+        le=1,
+        description="Answered but marked a weak match when the scope probability is below this (and not out of "
+        "scope); chosen by bench/calibrate_scope.py on held-out folds of our own questions",
     )
+    scope_weights: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_SCOPE_WEIGHTS),
+        description="Log-odds weight of each scope feature (index/scope.py SCOPE_FEATURES); fitted by "
+        "bench/calibrate_scope.py on synthetic in-scope and our own out-of-scope questions",
+    )
+    scope_intercept: float = Field(-6.0, description="The scope model's intercept (fitted with scope_weights)")
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
 

@@ -11,6 +11,7 @@ from fixtures.index.corpus import build, make_settings, searcher
 
 from index.evaluate import (
     ALL_MODES,
+    PRODUCT_MODE,
     Question,
     load_questions,
     metrics_for,
@@ -18,8 +19,8 @@ from index.evaluate import (
     ndcg_at,
     recall_at,
     run_eval,
-    suggest_threshold,
 )
+from index.records import OUTCOMES
 from index.search import Searcher
 from ingest.errors import UserError
 
@@ -48,20 +49,29 @@ def test_ndcg_gives_accept_half_the_gain_of_gold() -> None:
 
 def test_abstention_metrics_split_in_scope_from_out_of_scope() -> None:
     rows = [
-        (Question("1", "q", gold=["g1"]), ["g1"], False),
-        (Question("2", "q", gold=["g1"]), ["x"], True),
-        (Question("3", "q"), ["x"], True),
-        (Question("4", "q"), ["x"], False),
+        (Question("1", "q", gold=["g1"]), ["g1"], "answer"),
+        (Question("2", "q", gold=["g1"]), ["x"], "out_of_scope"),
+        (Question("3", "q"), ["x"], "out_of_scope"),
+        (Question("4", "q"), ["x"], "weak"),
     ]
     m = metrics_for(rows)
     assert (m["n_in_scope"], m["n_out_of_scope"]) == (2, 2)
     assert (m["recall@1"], m["mrr@10"], m["abstention_accuracy"], m["false_abstention_rate"]) == (0.5, 0.5, 0.5, 0.5)
 
 
-def test_the_suggested_threshold_refuses_out_of_scope_and_keeps_in_scope() -> None:
-    rows = [(Question(str(i), "q", gold=["g"]), c) for i, c in enumerate([0.6, 0.7, 0.8])]
-    rows += [(Question(f"o{i}", "q"), c) for i, c in enumerate([0.2, 0.4])]
-    assert suggest_threshold(rows) == pytest.approx(0.5)
+def test_the_confusion_matrix_counts_three_outcomes_for_in_and_out_of_scope() -> None:
+    rows = [
+        (Question("1", "q", gold=["g"]), [], "answer"),
+        (Question("2", "q", gold=["g"]), [], "weak"),
+        (Question("3", "q", gold=["g"]), [], "weak"),
+        (Question("4", "q"), [], "out_of_scope"),
+        (Question("5", "q"), [], "weak"),
+    ]
+    table = metrics_for(rows)["confusion"]
+    assert set(table) == {"in_scope", "out_of_scope"}
+    assert all(tuple(row) == OUTCOMES for row in table.values())
+    assert table["in_scope"] == {"answer": 1, "weak": 2, "out_of_scope": 0}
+    assert table["out_of_scope"] == {"answer": 0, "weak": 1, "out_of_scope": 1}
 
 
 def test_a_malformed_question_line_names_the_file_and_line(tmp_path: Path) -> None:
@@ -101,6 +111,7 @@ def test_every_mode_runs_in_one_invocation(index: Searcher, questions: Path) -> 
             assert "https://github.com/example/nccl" not in result["ranked"]  # already read
     hybrid = out["metrics"]["hybrid+rerank"]
     assert hybrid["recall@1"] is not None and hybrid["abstention_accuracy"] == 1.0
+    assert all(r["outcome"] in OUTCOMES and r["abstained"] == (r["outcome"] == "out_of_scope") for r in out["results"])
     assert out["metrics"]["langchain-faiss"]["abstention_accuracy"] == 0.0  # the stock baseline cannot refuse
 
 
@@ -121,3 +132,17 @@ def test_next_questions_go_to_the_planner_when_one_is_given(index: Searcher, que
 def test_an_unknown_mode_is_refused_before_any_work(index: Searcher, questions: Path) -> None:
     with pytest.raises(UserError, match="unknown mode"):
         run_eval(questions, ["bm25", "magic"], searcher=index)
+
+
+def test_eval_reads_a_file_of_only_ids_and_questions(index: Searcher, tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    path.write_text('{"id": "a", "question": "ring all-reduce collective communication"}\n{"id": "b", "question": "paged KV cache"}\n')
+    out = run_eval(path, k=3, searcher=index)
+    assert [(r["id"], len(r["ranked"])) for r in out["results"]] == [("a", 3), ("b", 3)]
+    assert out["metrics"][PRODUCT_MODE]["n_out_of_scope"] == 2  # no gold: scored as out of scope, never an error
+
+
+def test_eval_runs_only_the_products_mode_by_default(index: Searcher, questions: Path) -> None:
+    out = run_eval(questions, k=5, searcher=index)
+    assert PRODUCT_MODE == "hybrid+rerank"
+    assert {r["mode"] for r in out["results"]} == {PRODUCT_MODE} and set(out["metrics"]) == {PRODUCT_MODE}

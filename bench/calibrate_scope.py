@@ -1,0 +1,251 @@
+"""Fit the scope model and choose its thresholds on our own questions, by grouped cross-validation.
+
+Why: "out of scope" is the one refusal, and refusing a learner whose question the guide covers is worse than a
+weak answer. The model and thresholds are chosen only on data we wrote or generated — the synthetic in-scope
+questions (bench/data/synthetic-questions.jsonl, folds grouped by resource) and our out-of-scope questions
+(bench/data/out-of-scope-questions.jsonl, folds grouped by field) — and judged on held-out folds. The dev set
+is scored once with the final model, as a report (`dev_set`), never to choose anything.
+
+    .venv/bin/python bench/calibrate_scope.py [--home DIR] > docs/measurements/scope_calibration.json
+
+Per fold: a class-balanced, L2-regularised logistic model over the scope features (index/scope.py) is fitted
+on the other four folds, then the thresholds are chosen on those same four folds:
+
+* `abstain_threshold`: the highest probability that refuses at most `--max-refused` of the training folds'
+  in-scope questions (halfway between neighbouring probabilities);
+* `weak_threshold`: the probability below which `--weak-oos` of the training folds' out-of-scope questions fall
+  (so an out-of-scope question that is not refused is still marked weak), capped so that at most `--max-weak` of
+  the in-scope questions are marked weak.
+
+The held-out fold is then judged with that fold's model and thresholds; the confusion matrix adds up every
+fold's held-out questions. The shipped model is fitted on all folds with the same rules (`final`), and its
+weights and thresholds are what `ingest/settings.py` holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import QUESTIONS, ROOT, real_corpus_settings
+
+from index.scope import SCOPE_FEATURES
+
+log = logging.getLogger("calibrate_scope")
+
+SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
+OUT_OF_SCOPE = ROOT / "bench" / "data" / "out-of-scope-questions.jsonl"
+FOLDS = 5
+L2 = 1.0  # ridge penalty on standardised weights
+OUTCOMES = ("answer", "weak", "out_of_scope")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def collect(searcher: Any, questions: list[dict[str, Any]], k: int = 10) -> list[dict[str, Any]]:
+    """Scope features and the gold's rank for each question, searched the way the product searches."""
+    from index.search import normalize_url
+
+    rows = []
+    for q in questions:
+        hits = searcher.search(q["question"], k=k)
+        features = searcher.scope_features(q["question"], hits)
+        gold = {normalize_url(g) for g in q.get("gold") or []}
+        ranks = [i for i, h in enumerate(hits, start=1) if normalize_url(h.url) in gold]
+        rows.append({
+            "id": q["id"], "in_scope": bool(gold), "fold": int(q.get("fold", 0)), "kind": q.get("kind", ""),
+            "features": features.values(), "gold_rank": ranks[0] if ranks else None,
+        })
+    return rows
+
+
+def matrix(rows: list[dict[str, Any]]) -> np.ndarray:
+    return np.array([[r["features"][f] for f in SCOPE_FEATURES] for r in rows], dtype=np.float64)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
+    """Class-balanced logistic regression by Newton's method on standardised features; returns raw-scale weights
+    and intercept (so the settings hold plain log-odds weights per feature)."""
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std[std < 1e-9] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / std])
+    sample = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max((1 - y).sum(), 1)) * len(y)
+    w = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(z @ w)))
+        grad = z.T @ (sample * (p - y)) + penalty * w
+        hess = (z * (sample * p * (1 - p))[:, None]).T @ z + np.diag(penalty)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    raw = w[1:] / std
+    return raw, float(w[0] - (raw * mean).sum())
+
+
+def probabilities(x: np.ndarray, weights: np.ndarray, intercept: float) -> np.ndarray:
+    return 1 / (1 + np.exp(-(x @ weights + intercept)))
+
+
+def midpoint_below(values: np.ndarray, allowed: int) -> float:
+    """A threshold with at most `allowed` of `values` strictly below it: halfway between the allowed-th and
+    the next value, so it is not fitted to one question."""
+    v = np.sort(values)
+    if allowed >= len(v):
+        return float(v[-1]) + 1e-6
+    low = float(v[allowed - 1]) if allowed > 0 else 0.0
+    return (low + float(v[allowed])) / 2
+
+
+def choose_thresholds(p_in: np.ndarray, p_out: np.ndarray, max_refused: float, weak_oos: float, max_weak: float) -> tuple[float, float]:
+    abstain = midpoint_below(p_in, math.floor(max_refused * len(p_in)))
+    weak = float(np.quantile(p_out, weak_oos)) if len(p_out) else abstain
+    weak = min(weak, midpoint_below(p_in, math.floor(max_weak * len(p_in))))
+    return abstain, max(weak, abstain)
+
+
+def outcome(p: float, abstain: float, weak: float) -> str:
+    return "out_of_scope" if p < abstain else "weak" if p < weak else "answer"
+
+
+def confusion(rows: list[dict[str, Any]], outcomes: list[str]) -> dict[str, Any]:
+    """3 outcomes × in/out of scope, with the rates the targets are stated in."""
+    table = {side: {o: 0 for o in OUTCOMES} for side in ("in_scope", "out_of_scope")}
+    for row, o in zip(rows, outcomes, strict=True):
+        table["in_scope" if row["in_scope"] else "out_of_scope"][o] += 1
+    n_in, n_out = sum(table["in_scope"].values()), sum(table["out_of_scope"].values())
+    return {
+        **table,
+        "in_scope_refused_rate": round(table["in_scope"]["out_of_scope"] / n_in, 4) if n_in else None,
+        "out_of_scope_refused_rate": round(table["out_of_scope"]["out_of_scope"] / n_out, 4) if n_out else None,
+        "out_of_scope_refused_or_weak_rate": round(
+            (table["out_of_scope"]["out_of_scope"] + table["out_of_scope"]["weak"]) / n_out, 4
+        ) if n_out else None,
+    }
+
+
+def auc(p_in: np.ndarray, p_out: np.ndarray) -> float:
+    """Probability that an in-scope question scores above an out-of-scope one (ties count half)."""
+    if not len(p_in) or not len(p_out):
+        return float("nan")
+    greater = (p_in[:, None] > p_out[None, :]).mean()
+    ties = (p_in[:, None] == p_out[None, :]).mean()
+    return round(float(greater + 0.5 * ties), 4)
+
+
+def cross_validate(rows: list[dict[str, Any]], features: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    columns = [SCOPE_FEATURES.index(f) for f in features]
+    x, y = matrix(rows)[:, columns], np.array([r["in_scope"] for r in rows], dtype=np.float64)
+    folds = np.array([r["fold"] for r in rows])
+    held_p = np.zeros(len(rows))
+    outcomes = [""] * len(rows)
+    per_fold = []
+    for fold in range(FOLDS):
+        test, train = folds == fold, folds != fold
+        if not test.any():
+            continue
+        weights, intercept = fit_logistic(x[train], y[train])
+        p_train = probabilities(x[train], weights, intercept)
+        abstain, weak = choose_thresholds(
+            p_train[y[train] == 1], p_train[y[train] == 0], args.max_refused, args.weak_oos, args.max_weak
+        )
+        held_p[test] = probabilities(x[test], weights, intercept)
+        for i in np.flatnonzero(test):
+            outcomes[i] = outcome(held_p[i], abstain, weak)
+        per_fold.append({"fold": fold, "n_test": int(test.sum()), "abstain_threshold": round(abstain, 4),
+                         "weak_threshold": round(weak, 4)})
+    return {
+        "features": features,
+        "held_out_auc": auc(held_p[y == 1], held_p[y == 0]),
+        "held_out_confusion": confusion(rows, outcomes),
+        "folds": per_fold,
+        "_outcomes": outcomes,
+    }
+
+
+def final_model(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    x, y = matrix(rows), np.array([r["in_scope"] for r in rows], dtype=np.float64)
+    weights, intercept = fit_logistic(x, y)
+    p = probabilities(x, weights, intercept)
+    abstain, weak = choose_thresholds(p[y == 1], p[y == 0], args.max_refused, args.weak_oos, args.max_weak)
+    return {
+        "scope_weights": {f: round(float(w), 4) for f, w in zip(SCOPE_FEATURES, weights, strict=True)},
+        "scope_intercept": round(intercept, 4),
+        "abstain_threshold": round(abstain, 4),
+        "weak_threshold": round(weak, 4),
+    }
+
+
+def dev_report(searcher: Any, model: dict[str, Any]) -> dict[str, Any] | None:
+    """The dev set judged by the final model: a report, chosen nothing."""
+    if not QUESTIONS.exists():
+        return None
+    from index.scope import scope_probability
+
+    questions = [q for q in read_jsonl(QUESTIONS) if q.get("kind") != "next"]
+    rows, outcomes = [], []
+    for q in questions:
+        hits = searcher.search(q["question"], k=10)
+        p = scope_probability(searcher.scope_features(q["question"], hits), model["scope_weights"], model["scope_intercept"])
+        rows.append({"in_scope": bool(q.get("gold"))})
+        outcomes.append(outcome(p, model["abstain_threshold"], model["weak_threshold"]))
+    return {"label": "dev set (report only; nothing was chosen on it)", "n": len(rows), "confusion": confusion(rows, outcomes)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--home", type=Path, help="data dir with the real corpus indexed (default: bench's)")
+    parser.add_argument("--max-refused", type=float, default=0.02, help="in-scope share the abstain threshold may refuse (training folds)")
+    parser.add_argument("--weak-oos", type=float, default=0.95, help="out-of-scope share the weak threshold sits above")
+    parser.add_argument("--max-weak", type=float, default=0.2, help="in-scope share the weak threshold may mark weak")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    settings = real_corpus_settings(args.home) if args.home else real_corpus_settings()
+    from index.search import load_searcher
+
+    searcher = load_searcher(settings)
+    synthetic = [q for q in read_jsonl(SYNTHETIC) if q.get("gold")]
+    out_of_scope = read_jsonl(OUT_OF_SCOPE)
+    started = time.perf_counter()
+    rows = collect(searcher, synthetic + out_of_scope)
+    log.info("features for %d questions in %.1fs", len(rows), time.perf_counter() - started)
+    full = cross_validate(rows, list(SCOPE_FEATURES), args)
+    cosine_only = cross_validate(rows, ["cos_top"], args)
+    outcomes = full.pop("_outcomes")
+    cosine_only.pop("_outcomes")
+    in_rows = [(r, o) for r, o in zip(rows, outcomes, strict=True) if r["in_scope"]]
+    model = final_model(rows, args)
+    report = {
+        "data": {
+            "in_scope": {"file": str(SYNTHETIC.relative_to(ROOT)), "n": len(synthetic)},
+            "out_of_scope": {"file": str(OUT_OF_SCOPE.relative_to(ROOT)), "n": len(out_of_scope)},
+            "folds": FOLDS,
+        },
+        "rules": {"max_refused": args.max_refused, "weak_oos": args.weak_oos, "max_weak": args.max_weak, "l2": L2},
+        "held_out": full,
+        "held_out_cosine_only": cosine_only,
+        "held_out_in_scope_refused_with_gold_in_top10": sum(
+            1 for r, o in in_rows if o == "out_of_scope" and r["gold_rank"] is not None
+        ),
+        "final": model,
+        "dev_set": dev_report(searcher, model),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    json.dump(report, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
