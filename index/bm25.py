@@ -2,17 +2,23 @@
 
 The tokenizer is ours, tuned for this domain: identifiers like `E4M3`, `H100`, `tcgen05` stay whole,
 camel-case names also yield their parts (`FlashAttention` → flashattention, flash, attention), hyphenated
-words also yield the joined form (`all-reduce` → allreduce), and plurals are folded (`kernels` → kernel).
+words also yield the joined form (`all-reduce` → allreduce), and every other word goes through the Snowball
+English stemmer (PyStemmer), so inflections meet: fused/fusing → fuse, launches/launching → launch,
+measured/measurement → measur. `make_tokenizer("light")` keeps the earlier hand-written suffix stripper and
+`make_tokenizer("none")` no folding at all; both exist only for the measurements in bench/tune_retrieval.py.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
 from index.records import REBUILD_HINT, IndexLoadError
@@ -20,7 +26,7 @@ from index.records import REBUILD_HINT, IndexLoadError
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 
-TOKENIZER_VERSION = "gpuguide-bm25-3"
+TOKENIZER_VERSION = "gpuguide-bm25-4-snowball"
 _STOP = frozenset(STOPWORDS_EN) | frozenset(
     """
     about above after again against all am any anyone anything because been before being below between both can
@@ -42,8 +48,7 @@ _SUFFIXES = ("ations", "ation", "ings", "ions", "ing", "ion", "ers", "ies", "ied
 
 
 def _fold(token: str) -> str:
-    """A light suffix stripper (fused/fusing/fusion → fus, kernels → kernel, launches → launch); identifiers
-    with digits (E4M3, H100, tcgen05) and short words are left alone."""
+    """The earlier light suffix stripper (kept for comparison only; see the module docstring)."""
     if len(token) < 4 or any(ch.isdigit() for ch in token):
         return token
     for suffix in _SUFFIXES:
@@ -55,7 +60,26 @@ def _fold(token: str) -> str:
     return token
 
 
-def tokenize(text: str) -> list[str]:
+_SNOWBALL = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(token: str) -> str:
+    """Snowball English, except identifiers with digits (E4M3, H100, tcgen05) and words under 4 letters."""
+    if len(token) < 4 or any(ch.isdigit() for ch in token):
+        return token
+    return _SNOWBALL.stemWord(token)
+
+
+STEMMERS: dict[str, Callable[[str], str]] = {"snowball": _stem, "light": _fold, "none": lambda t: t}
+
+
+def words(text: str) -> list[str]:
+    """Lower-case surface forms the tokenizer would keep, before stemming (typo correction reads these)."""
+    return _forms(text)
+
+
+def _forms(text: str) -> list[str]:
     out: list[str] = []
     for match in _WORD.finditer(text):
         word = match.group(0)
@@ -73,33 +97,47 @@ def tokenize(text: str) -> list[str]:
             low = form.lower()
             if low in _STOP or (len(low) == 1 and low.isalpha()):
                 continue
-            out.append(_fold(low))
+            out.append(low)
     return out
+
+
+def make_tokenizer(stemmer: str = "snowball") -> Callable[[str], list[str]]:
+    """A tokenizer with the named folding (`snowball`, `light` or `none`)."""
+    fold = STEMMERS[stemmer]
+    return lambda text: [fold(form) for form in _forms(text)]
+
+
+tokenize = make_tokenizer("snowball")
 
 
 class BM25Index:
     """Scores every row (chunk) for a query; rows are in docstore order, so masks line up."""
 
-    def __init__(self, model: bm25s.BM25, n_docs: int) -> None:
+    def __init__(self, model: bm25s.BM25, n_docs: int, tokenizer: Callable[[str], list[str]] = tokenize) -> None:
         self.model = model
         self.n_docs = n_docs
+        self.tokenizer = tokenizer
 
     @classmethod
-    def build(cls, texts: list[str]) -> BM25Index:
+    def build(cls, texts: list[str], tokenizer: Callable[[str], list[str]] = tokenize) -> BM25Index:
         model = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
-        tokens = [tokenize(t) or [""] for t in texts]
+        tokens = [tokenizer(t) or [""] for t in texts]
         if texts:
             model.index(tokens, show_progress=False)
-        return cls(model, len(texts))
+        return cls(model, len(texts), tokenizer)
 
     def vocabulary(self) -> set[str]:
         return set(getattr(self.model, "vocab_dict", {}) or {})
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row; zeros when no query term is in the vocabulary."""
+        return self.token_scores(self.tokenizer(query))
+
+    def token_scores(self, tokens: list[str]) -> np.ndarray:
+        """BM25 score of every row for already tokenised terms (query expansions are scored this way)."""
         if self.n_docs == 0:
             return np.zeros(0, dtype=np.float32)
-        ids = self.model.get_tokens_ids(tokenize(query))
+        ids = self.model.get_tokens_ids(tokens)
         if not ids:
             return np.zeros(self.n_docs, dtype=np.float32)
         return np.asarray(self.model.get_scores_from_ids(ids), dtype=np.float32)

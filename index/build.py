@@ -1,4 +1,5 @@
-"""Building the index: embed (through the cache), FAISS, BM25, chunk table, manifest — then swap into place.
+"""Building the index: embed (through the cache), FAISS, BM25, chunk table, the corpus's short/long forms
+(`aliases.json`) and word counts (`words.json`, for typo correction), manifest — then swap into place.
 
 A build reuses the previous index when it was made with the same model, chunker and index type: only new or
 changed chunks are embedded and added, and deleted or changed ones removed (a removal from HNSW, which cannot
@@ -15,12 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from index.aliases import mine_aliases
 from index.bm25 import TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.records import BuildReport, IndexLoadError
 from index.search import BM25_DIR, current_chunker_version
 from index.swap import new_build_dir, recover_interrupted_swap, swap_into_place
+from index.typos import count_words, save_words
 from index.vectors import FAISS_FILE, Manifest, VectorIndex, choose_index_type
 from ingest.records import Chunk, Resource
 from ingest.settings import Settings
@@ -109,6 +112,10 @@ def build_index(
         vectors.save(build_dir / FAISS_FILE)
         store.write(build_dir / DOCSTORE_FILE)
         BM25Index.build(texts).save(build_dir / BM25_DIR)
+        titles = [r.title for r in resources]
+        catalog_texts = titles + [r.note for r in resources]
+        mine_aliases([c.text for c in chunks] + catalog_texts, titles).save(build_dir)
+        save_words(count_words(texts + catalog_texts), build_dir)
         seconds = time.perf_counter() - started
         Manifest(
             model_id=embedder.model_id, dimension=vectors.dim, normalized=embedder.normalize,

@@ -14,19 +14,13 @@ from urllib.parse import urlsplit
 
 from rapidfuzz import fuzz, process
 
+from index.aliases import AliasTable
 from index.bm25 import tokenize
-from index.query import QueryIntent
+from index.query import QueryIntent, parse_query
 from ingest.records import Resource
 
 FUZZY_MIN_LEN = 5
 FUZZY_CUTOFF = 84.0
-# Host labels and path owners that name a platform, not a publisher.
-_GENERIC_LABELS = {
-    "github", "arxiv", "medium", "substack", "com", "org", "io", "dev", "ai", "net", "blog", "blogs", "docs",
-    "www", "research", "developer", "p", "posts", "articles", "article", "linkedin", "youtube", "discord",
-    "huggingface", "openreview", "usenix", "readthedocs", "bearblog", "gg", "cs", "toronto", "edu",
-}
-
 _ORG_SUFFIXES = {"ai", "intl", "project", "lang", "inc", "labs", "org", "team", "hq"}
 
 
@@ -43,29 +37,55 @@ def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def _labels(url: str) -> set[str]:
-    """Publisher-ish labels of a URL: its registrable host label, a subdomain of a hosting site, a repo owner."""
-    if not url:
-        return set()
+@dataclass(frozen=True)
+class _UrlParts:
+    site: str  # the registrable host label: "nvidia" for developer.nvidia.com, "github" for x.github.io
+    owner: str  # who the URL says published it on a shared site: a subdomain or the first path segment
+
+
+def _url_parts(url: str) -> _UrlParts | None:
     parts = urlsplit(url)
-    host = parts.netloc.lower().removeprefix("www.")
-    labels = host.split(".")
-    out: set[str] = set()
-    if len(labels) >= 2:
-        out.add(labels[-2])
-        if labels[-2] in {"github", "substack", "bearblog", "medium"} and len(labels) >= 3:
-            out.add(labels[-3])
+    labels = parts.netloc.lower().removeprefix("www.").split(".")
+    if len(labels) < 2:
+        return None
     segments = [s for s in parts.path.split("/") if s]
-    if host == "github.com" and segments:
-        out.add(segments[0])
-    if host == "medium.com" and segments and segments[0].startswith("@"):
-        out.add(segments[0][1:])
-    names = {_squash(label) for label in out}
+    if len(labels) >= 3:
+        owner = labels[-3]
+    elif segments and (segments[0].startswith("@") or len(segments) >= 2):
+        owner = segments[0].removeprefix("@").lower()
+    else:
+        owner = ""
+    return _UrlParts(site=labels[-2], owner=owner)
+
+
+def _platforms(resources: list[Resource]) -> set[str]:
+    """Sites that host many publishers (github, substack, medium): the URL names two or more owners under the
+    site, and no author field names the site itself. Derived from the catalog's URLs, no list of hosts."""
+    owners: dict[str, set[str]] = {}
+    named: set[str] = set()
+    for r in resources:
+        url = _url_parts(r.url) if r.url else None
+        if url is None:
+            continue
+        owners.setdefault(url.site, set())
+        if url.owner:
+            owners[url.site].add(url.owner)
+        named |= set(re.findall(r"[a-z0-9]+", r.authors.lower())) | {_squash(r.authors)}
+    return {site for site, who in owners.items() if len(who) >= 2 and _squash(site) not in named}
+
+
+def _labels(url: str, platforms: set[str]) -> set[str]:
+    """Publisher labels of a URL: its site ("nvidia"), or on a hosting platform the owner ("leimao")."""
+    parts = _url_parts(url) if url else None
+    if parts is None:
+        return set()
+    out = {parts.owner} if parts.site in platforms else {parts.site}
+    names = {_squash(label) for label in out if label}
     for label in out:  # "colfax-intl" → colfax, "deepseek-ai" → deepseek; not "gpu-mode" → gpu
         head, _, tail = label.rpartition("-")
         if tail in _ORG_SUFFIXES and len(_squash(head)) >= 5:
             names.add(_squash(head))
-    return {name for name in names if len(name) >= 3 and name not in _GENERIC_LABELS}
+    return {name for name in names if len(name) >= 3}
 
 
 def _author_names(authors: str) -> set[str]:
@@ -79,14 +99,16 @@ def _author_names(authors: str) -> set[str]:
         out.add(" ".join(w.lower() for w in words))
         if len(words) > 1 and words[0].isupper() and len(words[0]) >= 2:  # "AMD ROCm Blog" → "amd"
             out.add(words[0].lower())
-    return {n for n in out if n not in _GENERIC_LABELS and len(n) >= 2}
+    return {n for n in out if len(n) >= 2}
 
 
 class FieldIndex:
     """The catalog's fields, tokenised once; `evidence` scores one resource against a parsed query."""
 
-    def __init__(self, resources: list[Resource]) -> None:
+    def __init__(self, resources: list[Resource], aliases: AliasTable | None = None) -> None:
         self.resources = resources
+        self.aliases = aliases
+        self.common_words: set[str] = set()  # ordinary English words (set by the searcher once its model loads)
         self.titles = [set(tokenize(r.title)) for r in resources]
         self.notes = [set(tokenize(f"{r.note} {r.section} {r.authors}")) for r in resources]
         df: dict[str, int] = {}
@@ -100,11 +122,16 @@ class FieldIndex:
         self._title_terms = {t for title in self.titles for t in title}
         self.title_vocab = sorted(t for t in self._title_terms if len(t) >= FUZZY_MIN_LEN)
         self.names: dict[str, set[int]] = {}
+        platforms = _platforms(resources)
         for i, r in enumerate(resources):
-            for name in _author_names(r.authors) | _labels(r.url):
+            for name in _author_names(r.authors) | _labels(r.url, platforms):
                 self.names.setdefault(name, set()).add(i)
             if m := re.match(r"^(.+?)['’]s\b", r.title):  # "Lei Mao's Log Book"
                 self.names.setdefault(" ".join(re.findall(r"[\w-]+", m.group(1).lower())), set()).add(i)
+
+    def parse(self, text: str) -> QueryIntent:
+        """The query's intent, with expansions from this index's alias table."""
+        return parse_query(text, self.aliases, self.common_words)
 
     def idf(self, term: str) -> float:
         return self._idf.get(term, self._idf_unseen)

@@ -1,8 +1,8 @@
 """Second stage over the fused candidates, behind one interface: `rerank(query, hits) -> hits`.
 
 * `FieldReranker` (default): the fused score plus evidence the first stage cannot see — the query's words
-  (and glossary expansions) in a resource's title, typos tolerated, and GPU identifiers (TMA, E4M3) in its
-  title or note — and the query's constraints: "papers only", "no repos", "anything by X,
+  (and the corpus's short/long forms of them, index/aliases.py) in a resource's title, typos tolerated, GPU
+  identifiers (TMA, E4M3) in its title or note, and catalog names — and the query's constraints: "papers only", "no repos", "anything by X,
   only his stuff" move non-matching resources below matching ones (kept, so a list still has k entries).
 * `CrossEncoderReranker`: a sentence-transformers CrossEncoder folder (`index.rerank_model_path`) scoring
   (query, best passage) pairs; the same constraints apply.
@@ -14,8 +14,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from index.fields import FieldIndex, PreparedQuery
-from index.query import parse_query
+from index.fields import FieldEvidence, FieldIndex, PreparedQuery
 from index.records import ResourceHit
 from ingest.settings import Settings
 
@@ -29,18 +28,21 @@ class Reranker(Protocol):
 @dataclass(frozen=True)
 class RerankWeights:
     """How much each kind of evidence adds to the fused score (normalised so the top candidate has 1.0).
-
-    Ablation over the real corpus, dev search questions (Recall@5 / MRR@10): fused order plus constraints only
-    0.872 / 0.844; all features 0.906 / 0.853; without title evidence 0.872 / 0.817; without identifiers
-    0.906 / 0.847; without the glossary 0.906 / 0.831; without the constraints 0.894 / 0.853. Boosts for note
-    words and for merely mentioned kinds changed nothing and were dropped. The catalog-name boost is neutral on
-    the dev set and kept because a held-out check set (paraphrases, typos, filters written apart from the dev
-    set) needs it: Recall@5 0.958 → 1.0 ("anything from <publisher>").
-    """
+    Defaults come from `index.rerank_title`, `index.rerank_identifiers`, `index.rerank_named`, chosen by
+    grouped cross-validation on the synthetic questions (bench/tune_retrieval.py)."""
 
     title: float = 0.3
     identifiers: float = 0.1
     named: float = 0.1
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RerankWeights:
+        cfg = settings.index
+        return cls(title=cfg.rerank_title, identifiers=cfg.rerank_identifiers, named=cfg.rerank_named)
+
+    def score(self, fused: float, ev: FieldEvidence) -> float:
+        """The reranked score of one candidate: its normalised fused score plus weighted evidence."""
+        return fused + self.title * ev.title + self.identifiers * ev.identifiers + self.named * ev.named
 
 
 def satisfies(prepared: PreparedQuery, fields: FieldIndex, index: int) -> bool:
@@ -69,8 +71,7 @@ class FieldReranker:
     def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
         if not hits:
             return hits
-        prepared = self.fields.prepare(parse_query(query))
-        w = self.weights
+        prepared = self.fields.prepare(self.fields.parse(query))
         top = max(h.score for h in hits) or 1.0
         scored = []
         for hit in hits:
@@ -78,8 +79,7 @@ class FieldReranker:
             if index is None:
                 scored.append((True, hit.score / top, hit))
                 continue
-            ev = self.fields.evidence(prepared, index)
-            score = hit.score / top + w.title * ev.title + w.identifiers * ev.identifiers + w.named * ev.named
+            score = self.weights.score(hit.score / top, self.fields.evidence(prepared, index))
             scored.append((satisfies(prepared, self.fields, index), score, hit))
         return _constrained(scored)
 
@@ -99,7 +99,7 @@ class CrossEncoderReranker:
             return hits
         pairs = [(query, hit.passages[0][0].indexed_text if hit.passages else hit.resource.title) for hit in hits]
         scores = self.model.predict(pairs, show_progress_bar=False)
-        prepared = self.fields.prepare(parse_query(query))
+        prepared = self.fields.prepare(self.fields.parse(query))
         scored = []
         for hit, score in zip(hits, scores, strict=True):
             index = self._position.get(hit.resource.id)
@@ -111,4 +111,4 @@ class CrossEncoderReranker:
 def make_reranker(settings: Settings, fields: FieldIndex) -> Reranker:
     if settings.index.rerank_model_path:
         return CrossEncoderReranker(settings.index.rerank_model_path, fields)
-    return FieldReranker(fields)
+    return FieldReranker(fields, RerankWeights.from_settings(settings))

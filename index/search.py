@@ -7,22 +7,25 @@ an allow-list of FAISS ids and BM25 scores are masked, so a filter never empties
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from index.aliases import AliasTable
 from index.bm25 import TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.fields import FieldIndex
-from index.hybrid import best_per_group, ranked, rrf, top_rows
+from index.hybrid import aggregate, ranked, rrf, top_rows
 from index.query import parse_query
 from index.records import MODES, REBUILD_HINT, IndexLoadError, ResourceHit
 from index.rerank import Reranker, make_reranker
 from index.scope import ScopeEstimator, ScopeFeatures, scope_probability
 from index.swap import recover_interrupted_swap
+from index.typos import TypoCorrector, load_words
 from index.vectors import FAISS_FILE, Manifest, VectorIndex
 from ingest.errors import UserError
 from ingest.records import Chunk, Resource
@@ -34,6 +37,16 @@ BM25_DIR = "bm25"
 ABSTAIN_DEPTH = 5  # a field match among this many top hits counts as scope evidence
 SCOPE_DEPTH = 100  # dense passages the scope model reads
 SCOPE_CACHE = 256  # queries whose scope features are remembered
+
+
+@dataclass(frozen=True)
+class RetrievalQuery:
+    """What the retrievers read for one query: its text with typos corrected, and the corpus's short/long
+    forms of its wording (index/aliases.py) as extra BM25 tokens and text."""
+
+    text: str
+    expansion_tokens: tuple[str, ...] = ()
+    expansion_text: str = ""
 
 
 def normalize_url(url: str) -> str:
@@ -62,6 +75,8 @@ class Searcher:
         bm25: BM25Index,
         embedder: Embedder,
         reranker: Reranker | None = None,
+        aliases: AliasTable | None = None,
+        words: Counter[str] | None = None,
     ) -> None:
         self.settings = settings
         self.manifest = manifest
@@ -69,7 +84,11 @@ class Searcher:
         self.vectors = vectors
         self.bm25 = bm25
         self.embedder = embedder
-        self.fields = FieldIndex(store.resource_list)
+        self.aliases = aliases if aliases is not None else AliasTable()
+        self.words = words if words is not None else Counter()
+        self.fields = FieldIndex(store.resource_list, self.aliases)
+        self._typos: TypoCorrector | None = None
+        self._retrieval_queries: dict[str, RetrievalQuery] = {}
         self._scope: ScopeEstimator | None = None
         self._scope_cache: dict[str, ScopeFeatures] = {}
         self.reranker = reranker if reranker is not None else make_reranker(settings, self.fields)
@@ -141,16 +160,56 @@ class Searcher:
             return np.zeros(0, dtype=np.float32)
         return self.vectors.vectors(self.store.vids[rows]) @ self.query_vector(query)
 
+    @property
+    def typos(self) -> TypoCorrector:
+        if self._typos is None:
+            english = self.embedder.english_words()
+            self.fields.common_words = english
+            self._typos = TypoCorrector(self.words, english, self.settings.index.typo_min_len)
+        return self._typos
+
+    def retrieval_query(self, query: str) -> RetrievalQuery:
+        """The corrected text and expansions of `query` (remembered for repeated queries)."""
+        found = self._retrieval_queries.get(query)
+        if found is not None:
+            return found
+        cfg = self.settings.index
+        text = self.typos.correct(query)[0] if cfg.typo_correction else query
+        forms = self.aliases.expand(text, self.fields.common_words)
+        own = set(self.bm25.tokenizer(text))
+        tokens = tuple(t for t in dict.fromkeys(self.bm25.tokenizer(" ".join(forms))) if t not in own)
+        found = RetrievalQuery(text=text, expansion_tokens=tokens, expansion_text=" ".join(forms))
+        if len(self._retrieval_queries) >= 1024:
+            self._retrieval_queries.clear()
+        self._retrieval_queries[query] = found
+        return found
+
+    def expanded_bm25_scores(self, rq: RetrievalQuery) -> np.ndarray:
+        """BM25 of the corrected text plus `index.expansion_weight` × BM25 of the expansion tokens."""
+        scores = self.bm25.scores(rq.text)
+        weight = self.settings.index.expansion_weight
+        if weight > 0 and rq.expansion_tokens:
+            scores = scores + weight * self.bm25.token_scores(list(rq.expansion_tokens))
+        return scores
+
+    def dense_text(self, rq: RetrievalQuery) -> str:
+        if self.settings.index.dense_expansion and rq.expansion_text:
+            return f"{rq.text} ({rq.expansion_text})"
+        return rq.text
+
     def chunk_scores(self, query: str, mode: str, mask: np.ndarray | None) -> tuple[dict[int, float], dict[int, float]]:
         """Per-row scores for the mode (cosine, BM25, or fused RRF), and the cosines known so far."""
         n = self._n_chunks()
+        rq = self.retrieval_query(query)
         cos: dict[int, float] = {}
         if mode != "bm25":
-            d_rows, d_scores = self.dense_rows(query, n, mask)
+            d_rows, d_scores = self.dense_rows(self.dense_text(rq), n, mask)
             cos = dict(zip(d_rows.tolist(), d_scores.tolist(), strict=True))
             if mode == "dense":
                 return cos, cos
-        b_rows, b_scores = self.bm25_rows(query, n, mask)
+        scores = self.expanded_bm25_scores(rq)
+        b_rows = top_rows(scores, n, mask, positive_only=True)
+        b_scores = scores[b_rows]
         if mode == "bm25":
             return dict(zip(b_rows.tolist(), b_scores.tolist(), strict=True)), cos
         cfg = self.settings.index
@@ -176,15 +235,17 @@ class Searcher:
         chunk_scores, cos = self.chunk_scores(query, mode, mask)
         rows = np.fromiter(chunk_scores, dtype=np.int64, count=len(chunk_scores))
         scores = np.fromiter(chunk_scores.values(), dtype=np.float64, count=len(chunk_scores))
-        resource_scores = best_per_group(rows, scores, self.store.resource_rows)
+        cfg = self.settings.index
+        resource_scores = aggregate(rows, scores, self.store.resource_rows, cfg.fusion_passages, cfg.fusion_decay)
         depth = max(k, self.settings.index.candidates) if mode == "hybrid+rerank" else k
         order = ranked(resource_scores)[:depth]
         if len(order) < depth:  # fewer matches than asked (BM25 scores only matching words): pad, unranked
             order += self._unmatched_resources(set(order), mask)[: depth - len(order)]
             resource_scores = {**{g: 0.0 for g in order}, **resource_scores}
-        hits = self._resource_hits(query, order, resource_scores, chunk_scores, cos)
+        rq = self.retrieval_query(query)
+        hits = self._resource_hits(self.dense_text(rq), order, resource_scores, chunk_scores, cos)
         if mode == "hybrid+rerank":
-            hits = self.reranker.rerank(query, hits)
+            hits = self.reranker.rerank(rq.text, hits)
         return self._with_scope(query, hits[:k])
 
     def _unmatched_resources(self, seen: set[int], mask: np.ndarray | None) -> list[int]:
@@ -293,7 +354,8 @@ def load_searcher(settings: Settings, embedder: Embedder | None = None, reranker
             f"{len(store.chunks)} of {manifest.dimension}; {REBUILD_HINT}"
         )
     bm25 = BM25Index.load(directory / BM25_DIR, len(store.chunks))
-    return Searcher(settings, manifest, store, vectors, bm25, embedder, reranker)
+    aliases, words = AliasTable.load(directory), load_words(directory)
+    return Searcher(settings, manifest, store, vectors, bm25, embedder, reranker, aliases, words)
 
 
 def _comparable_chunker(manifest: Manifest) -> str | None:

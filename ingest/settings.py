@@ -108,6 +108,21 @@ class IndexSettings(BaseModel):
     candidates: int = 50
     passages_per_resource: int = 3
     rerank_model_path: str | None = Field(None, description="CrossEncoder folder; default: built-in reranker")
+    # Ranking knobs below: chosen by grouped 5-fold cross-validation on the synthetic questions
+    # (bench/tune_retrieval.py, results in docs/measurements/); never on the dev set.
+    fusion_passages: int = Field(1, ge=1, description="Passages per resource that add to its score (1: best only)")
+    fusion_decay: float = Field(
+        0.0, ge=0, le=1, description="Weight of a resource's n-th passage is decay^(n-1) (0: best passage only)"
+    )
+    expansion_weight: float = Field(
+        0.0, ge=0, description="BM25 weight of the corpus's short/long forms of the query's words (index/aliases.py)"
+    )
+    dense_expansion: bool = Field(False, description="Also append those forms to the query the embedder reads")
+    typo_correction: bool = Field(True, description="Rewrite misspelt query words into the corpus's spelling")
+    typo_min_len: int = Field(5, ge=3, description="Shorter words are never corrected")
+    rerank_title: float = Field(0.3, ge=0, description="Reranker: weight of the query's words in a title")
+    rerank_identifiers: float = Field(0.1, ge=0, description="Reranker: weight of GPU identifiers in title or note")
+    rerank_named: float = Field(0.1, ge=0, description="Reranker: weight of a catalog name (author, site) in the query")
     abstain_threshold: float = Field(
         0.2,
         ge=0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from fixtures.index.corpus import load_corpus
 
+from index.aliases import mine_aliases
 from index.fields import FieldIndex
 from index.query import parse_query
 from index.records import ResourceHit
@@ -81,8 +82,9 @@ def test_query_constraints_are_parsed_from_plain_wording() -> None:
     assert parse_query("Anything by Lei Mao? Only his stuff").names_only
 
 
-def test_the_glossary_maps_plain_wording_to_list_vocabulary() -> None:
-    assert "gqa" in parse_query("turn a checkpoint into a grouped-query one").expansions
+def test_a_short_form_defined_in_the_corpus_expands_the_query() -> None:
+    aliases = mine_aliases(["Grouped-query attention (GQA) shares one key-value head across a group of heads."])
+    assert "gqa" in parse_query("converting to grouped-query attention", aliases).expansions
 
 
 def test_a_cross_encoder_folder_replaces_the_default_and_keeps_the_constraints(

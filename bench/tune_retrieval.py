@@ -1,0 +1,378 @@
+"""Choosing the ranking knobs by grouped cross-validation on the synthetic questions; prints one JSON object.
+
+The synthetic set (bench/data/synthetic-questions.jsonl, written by bench/synth_questions.py) carries a fold
+0-4 per question, grouped by resource. For each fold in turn, a coordinate search over the candidate values
+picks the configuration with the best success@5 + MRR@10 on the other four folds, and that configuration is
+scored on the held-out fold; the five held-out scores together are the honest estimate of the procedure. The
+configuration the same search picks on all five folds becomes the settings defaults.
+
+Also reported:
+* `mechanisms`: each mechanism alone against the previous pipeline (no search, so nothing is fitted): the
+  Snowball stemmer vs the old suffix stripper, typo correction, alias expansion in BM25 / in the dense query,
+  passage fusion, and doc2query (synthetic questions of the other folds indexed beside their passage, BM25
+  only, scored on the held-out fold: the held-out resources get no expansion, so this is pessimistic);
+* `check`: the chosen configuration run through the real `Searcher.search` (not the fast path used for the
+  search) on every synthetic question, to show the fast path ranks the same;
+* `dev_set`: the dev questions through `run_eval` with the chosen defaults — a report, never a target.
+
+    .venv/bin/python bench/tune_retrieval.py [--home DIR] [--questions FILE] [--out FILE] [--skip-dev]
+
+The fast path caches each question's dense and BM25 rankings and field evidence once, then replays fusion,
+aggregation and the field reranker with the same functions `Searcher.search` uses (index/hybrid.py,
+index/rerank.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import QUESTIONS, real_corpus_settings  # noqa: E402
+
+log = logging.getLogger("tune")
+SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Config:
+    """One point of the search; field names match `index.*` settings."""
+
+    bm25_weight: float = 1.5
+    dense_weight: float = 1.0
+    rrf_k: int = 60
+    fusion_passages: int = 1
+    fusion_decay: float = 0.0
+    expansion_weight: float = 0.0
+    dense_expansion: bool = False
+    typo_correction: bool = False
+    rerank_title: float = 0.3
+    rerank_identifiers: float = 0.1
+    rerank_named: float = 0.1
+    tokenizer: str = "snowball"  # BM25 tokenizer variant (ablation only; the product uses snowball)
+    doc2query: bool = False  # ablation only (see the module docstring)
+
+    def settings(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("tokenizer")
+        out.pop("doc2query")
+        return out
+
+
+PREVIOUS = Config(tokenizer="light")  # the pipeline before this work (its glossary and host list are gone)
+GRID: dict[str, list[Any]] = {
+    "bm25_weight": [0.5, 0.75, 1.0, 1.5, 2.0, 3.0],
+    "rrf_k": [10, 30, 60, 100],
+    "fusion_passages": [1, 2, 3, 5],
+    "fusion_decay": [0.0, 0.25, 0.5, 0.75],
+    "expansion_weight": [0.0, 0.25, 0.5, 1.0],
+    "dense_expansion": [False, True],
+    "typo_correction": [False, True],
+    "rerank_title": [0.0, 0.15, 0.3, 0.5, 0.8],
+    "rerank_identifiers": [0.0, 0.1, 0.2, 0.4],
+    "rerank_named": [0.0, 0.1, 0.2],
+}
+
+
+@dataclass
+class Question:
+    id: str
+    text: str
+    gold: set[str]
+    fold: int
+    source_chunk: str
+
+
+def load_synthetic(path: Path) -> list[Question]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append(Question(d["id"], d["question"], {g.rstrip("/").lower() for g in d["gold"]}, int(d["fold"]),
+                                d.get("source_chunk", "")))
+    return out
+
+
+class Replay:
+    """Per-question retrieval results computed once; `rank` replays fusion + rerank for a configuration."""
+
+    def __init__(self, searcher: Any, questions: list[Question]) -> None:  # noqa: ANN401
+        from index.bm25 import BM25Index, make_tokenizer
+
+        self.s = searcher
+        self.questions = questions
+        self.n = searcher._n_chunks()
+        self.groups = searcher.store.resource_rows
+        self.urls = [r.url.rstrip("/").lower() for r in searcher.resources]
+        texts = [c.indexed_text for c in searcher.store.chunks]
+        self.bm25 = {"snowball": searcher.bm25}
+        for name in ("light", "none"):
+            self.bm25[name] = BM25Index.build(texts, make_tokenizer(name))
+        self.row_of = {c.chunk_id: i for i, c in enumerate(searcher.store.chunks)}
+        self._doc2query: dict[int, Any] = {}
+        self._memo: dict[tuple, dict[str, float]] = {}
+        self._cache: dict[tuple, Any] = {}
+
+    def doc2query_index(self, fold: int) -> Any:  # noqa: ANN401
+        """BM25 over passages plus the synthetic questions of every other fold written beside their source."""
+        if fold not in self._doc2query:
+            from index.bm25 import BM25Index
+
+            extra: dict[int, list[str]] = defaultdict(list)
+            for q in self.questions:
+                if q.fold != fold and q.source_chunk in self.row_of:
+                    extra[self.row_of[q.source_chunk]].append(q.text)
+            texts = [c.indexed_text + ("\n" + "\n".join(extra[i]) if i in extra else "")
+                     for i, c in enumerate(self.s.store.chunks)]
+            self._doc2query[fold] = BM25Index.build(texts)
+        return self._doc2query[fold]
+
+    def _query(self, q: Question, typo: bool) -> Any:  # noqa: ANN401
+        key = ("rq", q.id, typo)
+        if key not in self._cache:
+            self.s.settings.index.typo_correction = typo
+            self.s._retrieval_queries.clear()
+            self._cache[key] = self.s.retrieval_query(q.text)
+        return self._cache[key]
+
+    def _dense(self, q: Question, typo: bool, expand: bool) -> tuple[np.ndarray, np.ndarray]:
+        rq = self._query(q, typo)
+        text = f"{rq.text} ({rq.expansion_text})" if expand and rq.expansion_text else rq.text
+        key = ("dense", text)
+        if key not in self._cache:
+            self._cache[key] = self.s.dense_rows(text, self.n, None)
+        return self._cache[key]
+
+    def _bm25(self, q: Question, typo: bool, tokenizer: str, doc2query: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(scores of the text, scores of the expansion tokens) for every row."""
+        rq = self._query(q, typo)
+        key = ("bm25", q.id, typo, tokenizer, doc2query)
+        if key not in self._cache:
+            index = self.doc2query_index(q.fold) if doc2query else self.bm25[tokenizer]
+            own = set(index.tokenizer(rq.text))
+            tokens = [t for t in dict.fromkeys(index.tokenizer(rq.expansion_text)) if t not in own]
+            self._cache[key] = (index.scores(rq.text), index.token_scores(tokens))
+        return self._cache[key]
+
+    def _evidence(self, q: Question, typo: bool) -> tuple[list[Any], list[bool]]:
+        from index.rerank import satisfies
+
+        rq = self._query(q, typo)
+        key = ("ev", rq.text)
+        if key not in self._cache:
+            fields = self.s.fields
+            prepared = fields.prepare(fields.parse(rq.text))
+            n = len(fields.resources)
+            self._cache[key] = ([fields.evidence(prepared, i) for i in range(n)],
+                                [satisfies(prepared, fields, i) for i in range(n)])
+        return self._cache[key]
+
+    def ranked(self, q: Question, c: Config, rerank: bool = True, k: int = 10) -> list[int]:
+        """Resource positions, best first, as `Searcher.search` ranks them (no filters)."""
+        from index.hybrid import aggregate, ranked, rrf, top_rows
+        from index.rerank import RerankWeights
+
+        d_rows, _ = self._dense(q, c.typo_correction, c.dense_expansion)
+        base, extra = self._bm25(q, c.typo_correction, c.tokenizer, c.doc2query)
+        scores = base + c.expansion_weight * extra if c.expansion_weight > 0 else base
+        b_rows = top_rows(scores, self.n, None, positive_only=True)
+        fused = rrf([(d_rows.tolist(), c.dense_weight), (b_rows.tolist(), c.bm25_weight)], k=c.rrf_k)
+        rows = np.fromiter(fused, dtype=np.int64, count=len(fused))
+        vals = np.fromiter(fused.values(), dtype=np.float64, count=len(fused))
+        res = aggregate(rows, vals, self.groups, c.fusion_passages, c.fusion_decay)
+        depth = max(k, self.s.settings.index.candidates) if rerank else k
+        order = ranked(res)[:depth]
+        if len(order) < depth:
+            order += self.s._unmatched_resources(set(order), None)[: depth - len(order)]
+            res = {**{g: 0.0 for g in order}, **res}
+        if not rerank:
+            return order[:k]
+        evidence, ok = self._evidence(q, c.typo_correction)
+        weights = RerankWeights(c.rerank_title, c.rerank_identifiers, c.rerank_named)
+        top = max(res[g] for g in order) or 1.0
+        scored = [(ok[g], weights.score(res[g] / top, evidence[g]), g) for g in order]
+        scored.sort(key=lambda t: (not t[0], -t[1]))
+        return [g for _, _, g in scored][:k]
+
+    def per_question(self, c: Config, rerank: bool = True) -> dict[str, tuple[float, float]]:
+        """{question id: (success@5, reciprocal rank within 10)}, memoised per configuration."""
+        key = (c, rerank)
+        if key not in self._memo:
+            out = {}
+            for q in self.questions:
+                urls = [self.urls[g] for g in self.ranked(q, c, rerank)]
+                rank = next((i for i, u in enumerate(urls, 1) if u in q.gold), None)
+                out[q.id] = (float(rank is not None and rank <= 5), 1.0 / rank if rank else 0.0)
+            self._memo[key] = out
+        return self._memo[key]
+
+    def metrics(self, c: Config, ids: set[str] | None = None, rerank: bool = True) -> dict[str, float]:
+        rows = [v for qid, v in self.per_question(c, rerank).items() if ids is None or qid in ids]
+        if not rows:
+            return {"n": 0, "success@5": 0.0, "mrr@10": 0.0}
+        return {"n": len(rows), "success@5": round(float(np.mean([r[0] for r in rows])), 4),
+                "mrr@10": round(float(np.mean([r[1] for r in rows])), 4)}
+
+
+def objective(m: dict[str, float]) -> float:
+    return m["success@5"] + m["mrr@10"]
+
+
+def coordinate_search(replay: Replay, ids: set[str], start: Config, rounds: int = 2) -> Config:
+    """Greedy: sweep one knob at a time over GRID keeping the best, `rounds` times over all knobs."""
+    best = start
+    best_score = objective(replay.metrics(best, ids))
+    for _ in range(rounds):
+        changed = False
+        for name, values in GRID.items():
+            for value in values:
+                cand = replace(best, **{name: value})
+                score = objective(replay.metrics(cand, ids))
+                if score > best_score + 1e-9:
+                    best, best_score, changed = cand, score, True
+        if not changed:
+            break
+    return best
+
+
+def cross_validate(replay: Replay, start: Config) -> dict[str, Any]:
+    folds = sorted({q.fold for q in replay.questions})
+    held: dict[str, tuple[float, float]] = {}
+    per_fold = []
+    for fold in folds:
+        train = {q.id for q in replay.questions if q.fold != fold}
+        test = {q.id for q in replay.questions if q.fold == fold}
+        chosen = coordinate_search(replay, train, start)
+        for qid, v in replay.per_question(chosen).items():
+            if qid in test:
+                held[qid] = v
+        per_fold.append({"fold": fold, "chosen": chosen.settings(), "train": replay.metrics(chosen, train),
+                         "held_out": replay.metrics(chosen, test)})
+        log.info("fold %d: held-out %s", fold, per_fold[-1]["held_out"])
+    rows = list(held.values())
+    return {
+        "held_out": {"n": len(rows), "success@5": round(float(np.mean([r[0] for r in rows])), 4),
+                     "mrr@10": round(float(np.mean([r[1] for r in rows])), 4)},
+        "folds": per_fold,
+    }
+
+
+def mechanisms(replay: Replay) -> dict[str, Any]:
+    """Each mechanism alone on top of the previous pipeline, all synthetic questions (nothing fitted)."""
+    variants = {
+        "previous pipeline (light suffix stripper)": PREVIOUS,
+        "no folding at all": replace(PREVIOUS, tokenizer="none"),
+        "+ Snowball stemmer": replace(PREVIOUS, tokenizer="snowball"),
+        "+ typo correction": replace(PREVIOUS, typo_correction=True),
+        "+ alias expansion in BM25 (weight 0.5)": replace(PREVIOUS, expansion_weight=0.5),
+        "+ alias expansion in the dense query": replace(PREVIOUS, dense_expansion=True),
+        "+ passage fusion (3 passages, decay 0.5)": replace(PREVIOUS, fusion_passages=3, fusion_decay=0.5),
+        "+ doc2query, other folds only (BM25)": replace(PREVIOUS, doc2query=True),
+    }
+    out = {}
+    for name, cfg in variants.items():
+        out[name] = {"hybrid+rerank": replay.metrics(cfg), "hybrid": replay.metrics(cfg, rerank=False)}
+        log.info("%s: %s", name, out[name])
+    return out
+
+
+def check_real_search(searcher: Any, questions: list[Question], cfg: Config) -> dict[str, float]:  # noqa: ANN401
+    """The chosen configuration through `Searcher.search` itself."""
+    for name, value in cfg.settings().items():
+        setattr(searcher.settings.index, name, value)
+    searcher._retrieval_queries.clear()
+    searcher.reranker = searcher.reranker.__class__(searcher.fields, _weights(cfg))
+    s5, rr = [], []
+    for q in questions:
+        urls = [h.url.rstrip("/").lower() for h in searcher.search(q.text, k=10)]
+        rank = next((i for i, u in enumerate(urls, 1) if u in q.gold), None)
+        s5.append(float(rank is not None and rank <= 5))
+        rr.append(1.0 / rank if rank else 0.0)
+    return {"n": len(questions), "success@5": round(float(np.mean(s5)), 4), "mrr@10": round(float(np.mean(rr)), 4)}
+
+
+def _weights(cfg: Config) -> Any:  # noqa: ANN401
+    from index.rerank import RerankWeights
+
+    return RerankWeights(cfg.rerank_title, cfg.rerank_identifiers, cfg.rerank_named)
+
+
+def dev_report(settings: Any, cfg: Config) -> dict[str, Any]:  # noqa: ANN401
+    """The dev set through `run_eval` with `cfg` (planner answering "next" questions, as the CLI does)."""
+    from assistant.cli import _planner_for_eval
+    from index.evaluate import run_eval
+    from index.search import load_searcher
+
+    tuned = settings.model_copy(update={"index": settings.index.model_copy(update=cfg.settings())})
+    searcher = load_searcher(tuned)
+    report = run_eval(QUESTIONS, modes=["hybrid", "hybrid+rerank"], k=10, searcher=searcher,
+                      planner=_planner_for_eval(tuned))
+    keep = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
+    return {mode: {"all": {k: m[k] for k in keep}, "without_next": {k: m["without_next"][k] for k in keep}}
+            for mode, m in report["metrics"].items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=None, help="data dir with the indexed archive")
+    parser.add_argument("--questions", type=Path, default=SYNTHETIC)
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    parser.add_argument("--skip-dev", action="store_true")
+    parser.add_argument("--skip-check", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    started = time.perf_counter()
+    settings = real_corpus_settings(args.home) if args.home else real_corpus_settings()
+    from index.search import load_searcher
+
+    questions = load_synthetic(args.questions)
+    searcher = load_searcher(settings.model_copy(deep=True))
+    replay = Replay(searcher, questions)
+    result: dict[str, Any] = {
+        "questions": str(args.questions.relative_to(ROOT) if args.questions.is_relative_to(ROOT) else args.questions),
+        "n_questions": len(questions),
+        "n_resources": len({q.source_chunk.split(":")[0] for q in questions}),
+        "folds": {str(f): sum(q.fold == f for q in questions) for f in sorted({q.fold for q in questions})},
+        "grid": GRID,
+        "objective": "success@5 + MRR@10, hybrid+rerank, over the training folds",
+    }
+    result["mechanisms"] = mechanisms(replay)
+    start = Config()
+    result["cross_validation"] = cross_validate(replay, start)
+    chosen = coordinate_search(replay, {q.id for q in questions}, start)
+    result["chosen"] = chosen.settings()
+    result["chosen_on_all_folds"] = {"hybrid+rerank": replay.metrics(chosen), "hybrid": replay.metrics(chosen, rerank=False),
+                                     "note": "fitted on these questions: optimistic; the honest number is "
+                                             "cross_validation.held_out"}
+    result["previous_on_all_folds"] = {"hybrid+rerank": replay.metrics(PREVIOUS),
+                                       "hybrid": replay.metrics(PREVIOUS, rerank=False)}
+    if not args.skip_check:
+        result["check"] = {"fast_path": replay.metrics(chosen),
+                           "searcher_search": check_real_search(searcher, questions, chosen)}
+    if not args.skip_dev:
+        result["dev_set"] = {"note": "dev set: a report, not used for any choice", **dev_report(settings, chosen)}
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.out.with_suffix(".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
