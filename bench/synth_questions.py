@@ -9,10 +9,17 @@ or by the dense retriever (the InPars filter), so the set holds answerable quest
 Each record: id, kind ("synthetic-passage" / "synthetic-card"), question, gold (the resource URL), resource_id,
 source_chunk, fold (0-4, by resource, for grouped cross-validation), and the filter's ranks.
 
-    .venv/bin/python bench/synth_questions.py --out bench/data/synthetic-questions.jsonl
+Three steps, so the model can run where it is fast:
 
-The run appends as it goes and resumes where it stopped (sources already done are skipped); the file is the
-committed artefact. CPU time here: about 8 s a source on 2 cores.
+    .venv/bin/python bench/synth_questions.py prompts --home H --out P.jsonl      # sample sources, write prompts
+    python3 bench/synth_questions.py generate --prompts P.jsonl --model Q.gguf --out R.jsonl \
+        --backend transformers                                                     # on the GPU (same GGUF)
+    .venv/bin/python bench/synth_questions.py filter --home H --prompts P.jsonl --replies R.jsonl \
+        --out bench/data/synthetic-questions.jsonl                                  # parse + InPars filter
+
+`--backend llama` runs the same GGUF on the CPU through llama-cpp-python (about 10 s a source on 2 quiet
+cores); `--backend transformers` loads the GGUF into transformers (dequantised, `gguf` package) and samples in
+batches on a GPU. The committed set was made on the H200 (see docs/measurements/synthetic-questions.md).
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ from common import ROOT, real_corpus_settings
 
 log = logging.getLogger("synth")
 
-PER_RESOURCE = 3
+PER_RESOURCE = 8
+QUESTIONS = 3
+PASSAGE_WORDS = 220
 FILTER_DEPTH = 20
 FOLDS = 5
 MIN_WORDS = 40
@@ -109,86 +118,147 @@ def parse_questions(text: str, title: str, authors: str = "") -> list[str]:
 
 def own_rank(searcher, question: str, row: int) -> tuple[int | None, int | None]:  # noqa: ANN001
     """Rank (1-based) of the source chunk among the top FILTER_DEPTH by BM25 and by dense retrieval."""
-    b_rows, _ = searcher.bm25_rows(question, FILTER_DEPTH, None)
-    d_rows, _ = searcher.dense_rows(question, FILTER_DEPTH, None)
-    b = b_rows.tolist().index(row) + 1 if row in b_rows.tolist() else None
-    d = d_rows.tolist().index(row) + 1 if row in d_rows.tolist() else None
-    return b, d
+    b_rows = searcher.bm25_rows(question, FILTER_DEPTH, None)[0].tolist()
+    d_rows = searcher.dense_rows(question, FILTER_DEPTH, None)[0].tolist()
+    return (b_rows.index(row) + 1 if row in b_rows else None, d_rows.index(row) + 1 if row in d_rows else None)
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    """Atomic: a temp file renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _searcher(home: Path):  # noqa: ANN202 - index.search.Searcher, imported lazily
+    from index.search import load_searcher
+
+    return load_searcher(real_corpus_settings(home))
+
+
+def cmd_prompts(args: argparse.Namespace) -> None:
+    searcher = _searcher(args.home)
+    resources = {r.id: r for r in searcher.resources}
+    rows = []
+    for chunk in sample_sources(searcher.store.chunks, args.per_resource, args.seed):
+        res = resources.get(chunk.resource_id)
+        if res is None:
+            continue
+        template = CARD_PROMPT if chunk.source_kind == "card" else PASSAGE_PROMPT
+        text = " ".join(chunk.text.split()[:PASSAGE_WORDS])
+        rows.append({
+            "source_chunk": chunk.chunk_id, "resource_id": res.id, "card": chunk.source_kind == "card",
+            "prompt": template.format(text=text, title=res.title, n=args.questions),
+        })
+    _write_jsonl(args.out, rows)
+    print(json.dumps({"prompts": len(rows), "out": str(args.out)}))
+
+
+def _generate_llama(prompts: list[str], model: Path, seed: int, threads: int) -> list[str]:
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=str(model), n_ctx=2048, n_threads=threads, n_batch=512, seed=seed, verbose=False)
+    out = []
+    for i, prompt in enumerate(prompts, start=1):
+        reply = llm.create_chat_completion(
+            messages=[{"role": "user", "content": prompt}], max_tokens=160, temperature=0.7, top_p=0.9
+        )
+        out.append(reply["choices"][0]["message"]["content"])
+        log.info("%d/%d", i, len(prompts))
+    return out
+
+
+def _generate_transformers(prompts: list[str], model: Path, seed: int, batch: int) -> list[str]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(seed)
+    tok = AutoTokenizer.from_pretrained(str(model.parent), gguf_file=model.name)
+    tok.padding_side = "left"
+    lm = AutoModelForCausalLM.from_pretrained(str(model.parent), gguf_file=model.name, torch_dtype=torch.bfloat16)
+    lm = lm.to("cuda" if torch.cuda.is_available() else "cpu").eval()
+    texts = [tok.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True) for p in prompts]
+    out: list[str] = []
+    for start in range(0, len(texts), batch):
+        enc = tok(texts[start : start + batch], return_tensors="pt", padding=True).to(lm.device)
+        with torch.no_grad():
+            gen = lm.generate(**enc, max_new_tokens=160, do_sample=True, temperature=0.7, top_p=0.9, pad_token_id=tok.pad_token_id or tok.eos_token_id)
+        out += tok.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+        log.info("%d/%d", len(out), len(texts))
+    return out
+
+
+def cmd_generate(args: argparse.Namespace) -> None:
+    rows = _read_jsonl(args.prompts)
+    started = time.perf_counter()
+    prompts = [r["prompt"] for r in rows]
+    if args.backend == "llama":
+        replies = _generate_llama(prompts, args.model, args.seed, args.threads)
+    else:
+        replies = _generate_transformers(prompts, args.model, args.seed, args.batch)
+    _write_jsonl(args.out, [{"source_chunk": r["source_chunk"], "reply": text} for r, text in zip(rows, replies, strict=True)])
+    print(json.dumps({"replies": len(replies), "backend": args.backend, "seconds": round(time.perf_counter() - started, 1)}))
+
+
+def cmd_filter(args: argparse.Namespace) -> None:
+    searcher = _searcher(args.home)
+    row_of = {c.chunk_id: i for i, c in enumerate(searcher.store.chunks)}
+    resources = {r.id: r for r in searcher.resources}
+    prompts = {r["source_chunk"]: r for r in _read_jsonl(args.prompts)}
+    records, asked, parsed = [], 0, 0
+    for reply in _read_jsonl(args.replies):
+        source = prompts.get(reply["source_chunk"])
+        if source is None or reply["source_chunk"] not in row_of:
+            continue
+        res = resources[source["resource_id"]]
+        questions = parse_questions(reply["reply"], res.title, res.authors)[: args.questions]
+        asked += args.questions
+        parsed += len(questions)
+        for question in questions:
+            bm25_rank, dense_rank = own_rank(searcher, question, row_of[reply["source_chunk"]])
+            if bm25_rank is None and dense_rank is None:
+                continue
+            records.append({
+                "id": f"s{len(records) + 1:04d}", "kind": "synthetic-card" if source["card"] else "synthetic-passage",
+                "question": question, "gold": [res.url], "resource_id": res.id, "source_chunk": reply["source_chunk"],
+                "fold": fold_of(res.id), "bm25_rank": bm25_rank, "dense_rank": dense_rank,
+            })
+    _write_jsonl(args.out, records)
+    print(json.dumps({"asked": asked, "parsed": parsed, "kept": len(records), "out": str(args.out)}))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "synthetic-questions.jsonl")
-    parser.add_argument("--per-resource", type=int, default=PER_RESOURCE)
-    parser.add_argument("--questions", type=int, default=2, help="questions asked per source")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--limit", type=int, default=0, help="stop after this many sources (0: all)")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--home", type=Path, default=None, help="data dir with the indexed archive (default: .bench-home)")
+    sub = parser.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("prompts", help="sample sources from the indexed archive and write the prompts")
+    p.add_argument("--home", type=Path, required=True, help="data dir holding the indexed archive")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--per-resource", type=int, default=PER_RESOURCE)
+    p.add_argument("--questions", type=int, default=QUESTIONS)
+    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("generate", help="run the chat model over the prompts")
+    p.add_argument("--prompts", type=Path, required=True)
+    p.add_argument("--model", type=Path, required=True, help="the GGUF file")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--backend", choices=("llama", "transformers"), default="llama")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--batch", type=int, default=64)
+    p = sub.add_parser("filter", help="parse the replies and keep questions whose passage ranks in the top 20")
+    p.add_argument("--home", type=Path, required=True)
+    p.add_argument("--prompts", type=Path, required=True)
+    p.add_argument("--replies", type=Path, required=True)
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "synthetic-questions.jsonl")
+    p.add_argument("--questions", type=int, default=QUESTIONS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-
-    settings = real_corpus_settings(args.home) if args.home else real_corpus_settings()
-    from llama_cpp import Llama
-
-    from assistant.models import gguf_path
-    from index.search import load_searcher
-
-    searcher = load_searcher(settings)
-    row_of = {c.chunk_id: i for i, c in enumerate(searcher.store.chunks)}
-    resources = {r.id: r for r in searcher.resources}
-    sources = sample_sources(searcher.store.chunks, args.per_resource, args.seed)
-    if args.limit:
-        sources = sources[: args.limit]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    done: set[str] = set()
-    n_written = 0
-    if args.out.exists():
-        for line in args.out.read_text().splitlines():
-            record = json.loads(line)
-            done.add(record["source_chunk"])
-            n_written = max(n_written, int(record["id"][1:]))
-    done |= {line.strip() for line in _tried_file(args.out).read_text().splitlines()} if _tried_file(args.out).exists() else set()
-
-    llm = Llama(model_path=str(gguf_path(settings)), n_ctx=2048, n_threads=args.threads, n_batch=512, seed=args.seed, verbose=False)
-    started = time.perf_counter()
-    todo = [c for c in sources if c.chunk_id not in done]
-    log.info("%d sources, %d to do", len(sources), len(todo))
-    with args.out.open("a", encoding="utf-8") as out, _tried_file(args.out).open("a") as tried:
-        for i, chunk in enumerate(todo, start=1):
-            res = resources.get(chunk.resource_id)
-            if res is None:
-                continue
-            template = CARD_PROMPT if chunk.source_kind == "card" else PASSAGE_PROMPT
-            text = " ".join(chunk.text.split()[:220])
-            reply = llm.create_chat_completion(
-                messages=[{"role": "user", "content": template.format(text=text, title=res.title, n=args.questions)}],
-                max_tokens=40 * args.questions, temperature=0.7, top_p=0.9,
-            )["choices"][0]["message"]["content"]
-            for question in parse_questions(reply, res.title, res.authors)[: args.questions]:
-                bm25_rank, dense_rank = own_rank(searcher, question, row_of[chunk.chunk_id])
-                if bm25_rank is None and dense_rank is None:
-                    continue
-                n_written += 1
-                record = {
-                    "id": f"s{n_written:04d}", "kind": f"synthetic-{'card' if chunk.source_kind == 'card' else 'passage'}",
-                    "question": question, "gold": [res.url], "resource_id": res.id, "source_chunk": chunk.chunk_id,
-                    "fold": fold_of(res.id), "bm25_rank": bm25_rank, "dense_rank": dense_rank,
-                }
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            out.flush()
-            tried.write(chunk.chunk_id + "\n")
-            tried.flush()
-            if i % 10 == 0:
-                rate = (time.perf_counter() - started) / i
-                log.info("%d/%d sources, %d questions, %.1f s/source", i, len(todo), n_written, rate)
-    print(json.dumps({"sources": len(sources), "questions": n_written, "seconds": round(time.perf_counter() - started, 1)}))
+    {"prompts": cmd_prompts, "generate": cmd_generate, "filter": cmd_filter}[args.step](args)
     return 0
-
-
-def _tried_file(out: Path) -> Path:
-    """Sources already asked (kept or not), so a resumed run does not ask again."""
-    return out.with_suffix(".tried")
 
 
 if __name__ == "__main__":
