@@ -11,7 +11,11 @@
   variance in 32 of 384 directions).
 
     .venv/bin/python bench/search.py [--max-n 1000000] [--sizes 100000,1000000] [--data uniform,structured]
-                                     [--hnsw-budget-s 900] [--skip-real] [--skip-scale]
+                                     [--hnsw-budget-s 900] [--skip-real] [--skip-scale] [--home DIR]
+                                     [--latency-only]
+
+Latency per mode is measured for the configured ranking and, interleaved query by query in the same run, for
+the baseline ranking without typo correction, alias expansion and passage fusion.
 
 Targets: real-corpus hybrid p95 ≤ 25 ms on 2 cores (rerank excluded); 1M HNSW p95 ≤ 20 ms at recall@10 ≥ 0.95.
 An HNSW build whose estimated time (from the previous size) exceeds --hnsw-budget-s is skipped and says so.
@@ -89,8 +93,16 @@ def _timed_build(home: Path, cache_file: Path) -> dict[str, Any]:
     return result
 
 
-def real_corpus() -> dict[str, Any]:
-    settings = real_corpus_settings()
+def latency_only(home: Path | None) -> dict[str, Any]:
+    """Warm latency on an existing data dir, no builds (`--latency-only`)."""
+    from index.search import load_searcher
+
+    settings = real_corpus_settings(home) if home else real_corpus_settings()
+    return {"latency": _latencies(load_searcher(settings))}
+
+
+def real_corpus(home: Path | None = None) -> dict[str, Any]:
+    settings = real_corpus_settings(home) if home else real_corpus_settings()
     os.environ["BENCH_REAL_HOME"] = str(settings.home)
     work = Path(tempfile.mkdtemp(prefix="gpuguide-bench-"))
     try:
@@ -141,23 +153,39 @@ def _bm25_persistence(directory: Path, texts: list[str]) -> dict[str, Any]:
     return {"load_saved_ms": round(1000 * min(loads), 2), "rebuild_from_text_ms": round(1000 * min(builds), 2)}
 
 
+# The ranking before typo correction, alias expansion and passage fusion: the same-run baseline.
+BASELINE_RANKING = {"typo_correction": False, "expansion_weight": 0.0, "dense_expansion": False,
+                    "fusion_passages": 1, "fusion_decay": 0.0}
+
+
 def _latencies(searcher: Any) -> dict[str, Any]:
+    """p50/p95 per mode for the configured ranking and, interleaved query by query so both see the same CPU
+    load, for `BASELINE_RANKING`. The query embedding and the typo/alias step are recomputed every query."""
     from index.evaluate import load_questions
     from index.records import MODES
 
     questions = [q.question for q in load_questions(QUESTIONS)]
-    out: dict[str, Any] = {}
+    cfg = searcher.settings.index
+    configs = {"configured": {k: getattr(cfg, k) for k in BASELINE_RANKING}, "baseline": BASELINE_RANKING}
+    out: dict[str, Any] = {"baseline_ranking": BASELINE_RANKING}
     for mode in MODES:
         for q in questions[:5]:  # warm-up: model, caches, allocator
             searcher.search(q, k=10, mode=mode)
-        samples = []
+        samples: dict[str, list[float]] = {name: [] for name in configs}
         for _ in range(3):
             for q in questions:
-                searcher.embedder.forget_queries()
-                started = time.perf_counter()
-                searcher.search(q, k=10, mode=mode)
-                samples.append(time.perf_counter() - started)
-        out[mode] = percentiles(samples)
+                for name, values in configs.items():
+                    for key, value in values.items():
+                        setattr(cfg, key, value)
+                    searcher.embedder.forget_queries()
+                    searcher._retrieval_queries.clear()
+                    started = time.perf_counter()
+                    searcher.search(q, k=10, mode=mode)
+                    samples[name].append(time.perf_counter() - started)
+        for key, value in configs["configured"].items():
+            setattr(cfg, key, value)
+        out[mode] = percentiles(samples["configured"])
+        out[f"{mode} (baseline ranking)"] = percentiles(samples["baseline"])
     started = time.perf_counter()
     for q in questions:
         searcher.embedder.forget_queries()
@@ -242,13 +270,15 @@ def main() -> None:
     parser.add_argument("--hnsw-budget-s", type=float, default=900.0)
     parser.add_argument("--skip-real", action="store_true")
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument("--home", type=Path, default=None, help="existing data dir with the ingested archive")
+    parser.add_argument("--latency-only", action="store_true", help="real corpus: warm latency only, no builds")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     from ingest.settings import IndexSettings
 
     out: dict[str, Any] = {"cpus": os.cpu_count(), "search_threads": 1}
     if not args.skip_real:
-        out["real_corpus"] = real_corpus()
+        out["real_corpus"] = latency_only(args.home) if args.latency_only else real_corpus(args.home)
     if not args.skip_scale:
         settings = IndexSettings()
         rates: dict[str, float] = {}

@@ -13,9 +13,13 @@ Also reported:
   only, scored on the held-out fold: the held-out resources get no expansion, so this is pessimistic);
 * `check`: the chosen configuration run through the real `Searcher.search` (not the fast path used for the
   search) on every synthetic question, to show the fast path ranks the same;
-* `dev_set`: the dev questions through `run_eval` with the chosen defaults — a report, never a target.
+* `dev_set`: the dev questions through `run_eval` with the chosen defaults — a report, never a target;
+* `chunking` (with `--chunk-variants 300:50:384,...`): the stored pages re-chunked with other
+  target_words:overlap_words:max_wordpieces into a scratch data dir, indexed, and the same grouped
+  cross-validation run there (gold is the resource URL, so any chunking can be scored).
 
     .venv/bin/python bench/tune_retrieval.py [--home DIR] [--questions FILE] [--out FILE] [--skip-dev]
+                                             [--chunk-variants T:O:W,...]
 
 The fast path caches each question's dense and BM25 rankings and field evidence once, then replays fusion,
 aggregation and the field reranker with the same functions `Searcher.search` uses (index/hybrid.py,
@@ -324,6 +328,28 @@ def dev_report(settings: Any, cfg: Config) -> dict[str, Any]:  # noqa: ANN401
             for mode, m in report["metrics"].items()}
 
 
+def chunk_variant_home(settings: Any, target: int, overlap: int, wordpieces: int, scratch: Path) -> Any:  # noqa: ANN401
+    """A data dir whose index holds the same pages chunked with other sizes (embedding cache shared)."""
+    from index.build import build_index
+    from index.search import load_searcher
+    from ingest.cards import card_chunk
+    from ingest.chunk import chunk_document
+    from ingest.settings import ChunkSettings, Settings
+    from ingest.store import ChunkStore
+
+    store = ChunkStore(settings.store_file)
+    resources = {r.id: r for r in load_searcher(settings).resources}
+    chunk_cfg = ChunkSettings(target_words=target, overlap_words=overlap, max_wordpieces=wordpieces)
+    chunks = [c for d in store.documents() if d.resource_id in resources and d.source_kind != "card"
+              for c in chunk_document(d, resources[d.resource_id], chunk_cfg)]
+    chunks += [card_chunk(r) for r in resources.values()]
+    home = scratch / f"chunks-{target}-{overlap}-{wordpieces}"
+    variant = Settings(home=home, chunk=chunk_cfg.model_dump(),
+                       embed={"cache_file": str(settings.embed.cache_file or settings.home / "embeddings.sqlite3")})
+    build_index(chunks, list(resources.values()), variant)
+    return variant
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=None, help="data dir with the indexed archive")
@@ -331,6 +357,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     parser.add_argument("--skip-dev", action="store_true")
     parser.add_argument("--skip-check", action="store_true")
+    parser.add_argument("--chunk-variants", default="", help="T:O:W,... target_words:overlap_words:max_wordpieces")
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/gpuguide-tune"), help="scratch data dirs")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     started = time.perf_counter()
@@ -361,6 +389,19 @@ def main() -> int:
     if not args.skip_check:
         result["check"] = {"fast_path": replay.metrics(chosen),
                            "searcher_search": check_real_search(searcher, questions, chosen)}
+    if args.chunk_variants:
+        result["chunking"] = {}
+        current = searcher.store.chunks
+        result["chunking"]["current"] = {"chunks": len(current), "held_out": result["cross_validation"]["held_out"]}
+        for spec in args.chunk_variants.split(","):
+            target, overlap, wordpieces = (int(x) for x in spec.split(":"))
+            variant = chunk_variant_home(settings, target, overlap, wordpieces, args.scratch)
+            other = load_searcher(variant)
+            other_replay = Replay(other, questions)
+            result["chunking"][spec] = {"chunks": len(other.store.chunks),
+                                        "held_out": cross_validate(other_replay, start)["held_out"],
+                                        "chosen_config_there": other_replay.metrics(chosen)}
+            log.info("chunking %s: %s", spec, result["chunking"][spec])
     if not args.skip_dev:
         result["dev_set"] = {"note": "dev set: a report, not used for any choice", **dev_report(settings, chosen)}
     result["seconds"] = round(time.perf_counter() - started, 1)
