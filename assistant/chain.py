@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableLambda
 
 from assistant.extractive import SourceText, extractive_answer
 from assistant.followup import Turn, standalone_question
-from assistant.planner import plan_next, resolve_mentions, topic_interest
+from assistant.planner import NextReads, default_next_reads, next_reads_for, topic_interest
 from assistant.profile import Profile
 from assistant.records import Answer, Citation
 from assistant.text import overlap, relevant_sentences, terms
@@ -44,14 +44,6 @@ SYSTEM_PROMPT = (
 PROMPT = ChatPromptTemplate.from_messages(
     [("system", SYSTEM_PROMPT), ("human", "{sources}\n\nQuestion: {question}\nAnswer (every sentence ends with [n]):")]
 )
-_NEXT_ROUTE = re.compile(
-    r"\bwhat(?:'s| is)? next\b|\bread next\b|\bwhat comes next\b|\bnext\s*\?\s*$|\bnow what\b"
-    r"|\bwhere (?:do|should|can) i (?:start|begin)\b|\bwhat should i (?:have )?(?:read|study|learn)\b"
-    r"|\bis there more (?:in|on|about)\b|\bwhat to read\b|\breading (?:order|plan)\b",
-    re.IGNORECASE,
-)
-_DONE = re.compile(r"\b(?:i(?:'ve| have)? (?:read|finished|gone through|done)|(?:is|are) done|finished)\b", re.IGNORECASE)
-_CONCEPT = re.compile(r"\b(?:why|how (?:does|do|is|are|can)|what (?:is|are|does))\b", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"(])")
 
@@ -78,10 +70,8 @@ class Query:
 
 
 def is_next_question(question: str) -> bool:
-    """Does the learner ask what to read, rather than about a concept?"""
-    if _NEXT_ROUTE.search(question):
-        return True
-    return bool(_DONE.search(question)) and not _CONCEPT.search(question)
+    """Does the learner ask what to read, rather than about a concept? (assistant/route.py decides)"""
+    return default_next_reads().is_next(question)
 
 
 class Assistant:
@@ -94,6 +84,7 @@ class Assistant:
         self.resources = resources if resources is not None else searcher.resources
         self.profile = profile if profile is not None else Profile(settings.profile_file)
         self.retrieve = RunnableLambda(self._rewrite) | RunnableLambda(self._retrieve)
+        self.next_reads: NextReads = next_reads_for(settings, self.resources, getattr(searcher, "embedder", None))
 
     # --- public ------------------------------------------------------------------------------
 
@@ -108,7 +99,7 @@ class Assistant:
     def stream(self, query: Query) -> Iterator[AnswerEvent]:
         query.question = _clean_question(query.question)
         backend = query.backend or self.settings.llm.backend
-        if is_next_question(query.question):
+        if self.next_reads.is_next(query.question):
             answer = self._next(query)
             yield AnswerEvent("sources", answer)
             yield AnswerEvent("final", answer)
@@ -216,23 +207,9 @@ class Assistant:
         )
 
     def _next(self, query: Query) -> Answer:
-        # Resources named in the question count as read for this plan; the profile changes only
-        # through explicit `read add` or the UI's checkboxes.
-        mentioned = {r.id for r in resolve_mentions(query.question, self.resources)}
-        read = self.profile.read_ids() | mentioned
-        plan = plan_next(self.resources, read, interest=query.question, k=max(query.k, 3))
-        lines, citations = [], []
-        for n, pick in enumerate(plan.picks, start=1):
-            res = pick.resource
-            lines.append(f"{n}. {res.title} — {pick.reason} [{n}]")
-            citations.append(Citation(
-                n=n, resource_id=res.id, title=res.title, url=res.url, topic=res.topic, section=res.section,
-                tier=res.tier, list_url=self.settings.catalog.list_url + res.list_anchor,
-                passage=res.note, score=1.0, kind=res.kind,
-            ))
-        text = "Next reads, in the guide's order:\n" + "\n".join(lines) if lines else "You have read everything in the guide."
-        return Answer(text=text, citations=citations, abstained=False, route="next", question=query.question,
-                      standalone_question=query.question, backend="planner")
+        # Resources the question names count as read for this plan; the profile changes only through
+        # `read add`, the Guide's checkboxes or the answer's "add these to my reads".
+        return self.next_reads.answer(query.question, self.profile.read_ids(), k=max(query.k, 3))
 
 
 def supported(sentence: str, source: str) -> bool:

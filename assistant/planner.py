@@ -8,38 +8,25 @@ Nothing read is ever recommended, and every pick says why in one line.
 
 from __future__ import annotations
 
-import math
-import re
+import functools
+import logging
+import sqlite3
+import tempfile
 from collections import Counter, defaultdict
+from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz
-
+from assistant.reading import Understanding, reader_for
+from assistant.records import Answer, Citation
 from ingest.records import Resource
 
-_STOP = {
-    "a", "about", "actually", "after", "all", "already", "also", "an", "and", "any", "are", "around", "at",
-    "be", "been", "better", "blog", "but", "by", "can", "come", "comes", "do", "done", "else", "everything",
-    "finished", "first", "for", "from", "general", "get", "go", "gone", "good", "have", "how", "i", "i'd",
-    "i've", "in", "into", "is", "it", "its", "just", "like", "living", "material", "me", "more", "my",
-    "never", "next", "now", "of", "on", "only", "or", "people", "plus", "post", "read", "see", "should",
-    "so", "staying", "that", "the", "then", "there", "this", "through", "tier", "to", "topic", "track",
-    "want", "was", "what", "what's", "where", "which", "with", "would", "you", "focus", "basics", "start",
-}
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ed", "es", "s")
+if TYPE_CHECKING:
+    from assistant.route import RouteDecision
+    from ingest.settings import Settings
 
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def _terms(text: str) -> list[str]:
-    words = re.findall(r"[a-z0-9][a-z0-9+\-]*", text.lower().replace("/", " "))
-    return [_stem(w) for w in words if w not in _STOP and len(w) > 1]
-
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Pick:
@@ -55,70 +42,35 @@ class Plan:
 
 
 def topic_interest(text: str, resources: list[Resource]) -> dict[str, float]:
-    """How strongly a free-text interest points at each topic (0..1), by IDF-weighted term overlap
-    with the topic's and sections' names (full weight) and its resources' titles and notes (less)."""
-    if not text.strip():
-        return {}
-    names: dict[str, Counter[str]] = defaultdict(Counter)
-    for res in resources:
-        for term in _terms(res.topic) + _terms(res.section):
-            names[res.topic][term] = max(names[res.topic][term], 3)
-        for term in _terms(f"{res.title} {res.note}"):
-            names[res.topic][term] = max(names[res.topic][term], 1)
-    df = Counter(term for vocab in names.values() for term in vocab)
-    n_topics = len(names)
-    scores: dict[str, float] = {}
-    query = set(_terms(text))
-    for topic, vocab in names.items():
-        score = sum(vocab[t] * math.log(1 + n_topics / df[t]) for t in query if t in vocab)
-        if score > 0:
-            scores[topic] = score
-    top = max(scores.values(), default=0.0)
-    return {t: s / top for t, s in scores.items()} if top else {}
+    """How strongly a free-text interest points at each topic (0..1), from the catalog's own words."""
+    return reader_for(resources).interest(text)
 
 
 def resolve_mentions(text: str, resources: list[Resource]) -> list[Resource]:
-    """Resources a learner names in passing ("I've finished siboehm's post and PMPP"): URLs, ids,
-    acronyms in a title's parentheses, distinctive titles and author handles, matched fuzzily."""
-    low = text.lower()
-    found: list[Resource] = []
-    author_counts = Counter(r.authors.lower() for r in resources if r.authors)
-    for res in resources:
-        names: list[str] = []
-        if res.url:
-            names.append(res.url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/"))
-        names += [a.lower() for a in re.findall(r"\(([A-Z][A-Za-z0-9-]{2,})\)", res.title)]
-        head = res.title.split(":")[0].strip().lower()
-        if len(head) >= 8:
-            names.append(head)
-        if res.authors and author_counts[res.authors.lower()] == 1 and len(res.authors) >= 5:
-            names.append(res.authors.lower())
-        for name in names:
-            if re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", low) or (
-                len(name) >= 12 and fuzz.partial_ratio(name, low) >= 92
-            ):
-                found.append(res)
-                break
-    return found
+    """Resources a learner says they have read ("I've finished siboehm's post and PMPP")."""
+    return reader_for(resources).understand(text).read
 
 
 def plan_next(
-    resources: list[Resource], read_ids: set[str], interest: str = "", k: int = 5
+    resources: list[Resource], read_ids: set[str], interest: str = "", k: int = 5,
+    interest_scores: dict[str, float] | None = None, focus_threshold: float = 0.5,
 ) -> Plan:
-    """Unread picks in the guide's order, the learner's focus first."""
+    """Unread picks in the guide's order, the learner's focus first. `interest_scores` (topic → 0..1)
+    replaces the scores of the `interest` text when the caller has already understood it."""
     by_topic: dict[str, list[Resource]] = defaultdict(list)
     for res in sorted(resources, key=lambda r: r.position):
         by_topic[res.topic].append(res)
     topic_order = list(by_topic)
     read = [r for r in resources if r.id in read_ids]
     progress = Counter(r.topic for r in read)
-    interest_scores = topic_interest(interest, resources)
+    if interest_scores is None:
+        interest_scores = topic_interest(interest, resources)
 
     def focus_key(topic: str) -> tuple[float, int]:
         share = progress[topic] / len(by_topic[topic])
         return (-(interest_scores.get(topic, 0.0) + 0.5 * share), topic_order.index(topic))
 
-    focus = sorted({*progress, *(t for t, s in interest_scores.items() if s >= 0.5)}, key=focus_key)
+    focus = sorted({*progress, *(t for t, s in interest_scores.items() if s >= focus_threshold)}, key=focus_key)
     picks: list[Pick] = []
     chosen: set[str] = set()
 
@@ -128,7 +80,8 @@ def plan_next(
             chosen.add(res.id)
 
     for topic in focus:
-        for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=topic in interest_scores):
+        asked = interest_scores.get(topic, 0.0) >= focus_threshold
+        for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=asked):
             add(res, reason)
     for tier in sorted({r.tier for r in resources if r.tier is not None}):
         for topic in topic_order:
@@ -168,3 +121,117 @@ def _next_in_topic(topic_items: list[Resource], read_ids: set[str], asked: bool)
     else:
         why = f"Tier {lowest} · {topic} — the guide's next tier for this topic"
     return [(r, why) for r in unread if r.tier == lowest]
+
+
+class NextReads:
+    """The planner as a chat question meets it: understand the sentence (reading.py), decide whether it
+    asks for reading at all (route.py), plan with the guide's rules, and say what was understood."""
+
+    def __init__(self, resources: list[Resource], embedder: Any = None, extra_authors: dict[str, str] | None = None,
+                 route_weights: dict[str, float] | None = None, route_intercept: float = 0.0,
+                 route_threshold: float = 0.5, focus_threshold: float = 0.5, list_url: str = "") -> None:
+        from assistant.reading import Reader
+        from assistant.route import Router
+
+        embed_query = embedder.embed_query if embedder is not None else None
+        embed_documents = embedder.embed_documents if embedder is not None else None
+        self.resources = resources
+        self.reader = Reader(resources, embed_query, embed_documents, extra_authors=extra_authors)
+        self.router = Router(self.reader, route_weights or {}, route_intercept, route_threshold,
+                             embed_query, embed_documents)
+        self.focus_threshold = focus_threshold
+        self.list_url = list_url
+
+    def decide(self, question: str) -> RouteDecision:
+        return self.router.decide(question)
+
+    def is_next(self, question: str) -> bool:
+        return self.decide(question).route == "next"
+
+    def plan(self, question: str, profile_read: set[str], k: int = 5) -> tuple[Understanding, Plan]:
+        understanding = self.reader.understand(question)
+        read = set(profile_read) | understanding.read_ids
+        plan = plan_next(self.resources, read, k=k, interest_scores=understanding.interest,
+                         focus_threshold=self.focus_threshold)
+        return understanding, plan
+
+    def answer(self, question: str, profile_read: set[str], k: int = 5) -> Answer:
+        understanding, plan = self.plan(question, profile_read, k)
+        citations = [
+            Citation(n=n, resource_id=p.resource.id, title=p.resource.title, url=p.resource.url,
+                     topic=p.resource.topic, section=p.resource.section, tier=p.resource.tier,
+                     list_url=self.list_url + p.resource.list_anchor, passage=p.resource.note, score=1.0,
+                     kind=p.resource.kind)
+            for n, p in enumerate(plan.picks, start=1)
+        ]
+        new_reads = [r.id for r in understanding.read if r.id not in profile_read]
+        return Answer(
+            text=explain(understanding, plan, profile_read), citations=citations, abstained=False, route="next",
+            question=question, standalone_question=question, backend="planner", read_ids=new_reads,
+            focus_topics=[t for t in plan.focus_topics if understanding.interest.get(t, 0.0) >= self.focus_threshold],
+        )
+
+
+def explain(understanding: Understanding, plan: Plan, profile_read: set[str]) -> str:
+    """"Counting as read: …", "Focus: …", then the picks with one reason each, so the learner can correct us."""
+    lines = []
+    if understanding.mentions:
+        said = "; ".join(dict.fromkeys(m.label for m in understanding.mentions))
+        lines.append(f"Counting as read: {said}.")
+    elif profile_read:
+        lines.append(f"Counting as read: the {len(profile_read)} resources marked read in your progress.")
+    else:
+        lines.append("Counting as read: nothing yet (say what you have read, or tick it in the Guide tab).")
+    asked = [t for t in plan.focus_topics if understanding.interest.get(t, 0.0) > 0]
+    if asked:
+        lines.append(f"Focus: {', '.join(asked[:3])}.")
+    elif plan.focus_topics:
+        lines.append(f"Focus: {', '.join(plan.focus_topics[:3])} (the topics you are reading).")
+    else:
+        lines.append("Focus: none stated; the guide's order (Tier 1 of every topic first).")
+    if not plan.picks:
+        lines.append("You have read everything in the guide.")
+        return "\n".join(lines)
+    lines.append("Next reads, in the guide's order:")
+    lines += [f"{n}. {p.resource.title} — {p.reason} [{n}]" for n, p in enumerate(plan.picks, start=1)]
+    return "\n".join(lines)
+
+
+def page_authors(store_file: Path) -> dict[str, str]:
+    """Author names the crawled pages give (a paper's full author list), by resource id; {} without a store."""
+    if not store_file.exists():
+        return {}
+    try:
+        with closing(sqlite3.connect(f"file:{store_file}?mode=ro", uri=True)) as db:
+            rows = db.execute("SELECT resource_id, authors FROM documents WHERE authors != ''").fetchall()
+    except sqlite3.DatabaseError as exc:
+        log.warning("page authors unavailable from %s: %s", store_file, exc)
+        return {}
+    out: dict[str, str] = {}
+    for rid, authors in rows:
+        out[rid] = f"{out.get(rid, '')} {authors}".strip()
+    return out
+
+
+def next_reads_for(settings: Settings, resources: list[Resource], embedder: Any = None) -> NextReads:
+    """The planner front for one Assistant: the searcher's embedder (no second model), settings' knobs."""
+    knobs = settings.planner
+    return NextReads(
+        resources, embedder=embedder, extra_authors=page_authors(settings.store_file),
+        route_weights=dict(knobs.route_weights), route_intercept=knobs.route_intercept,
+        route_threshold=knobs.route_threshold, focus_threshold=knobs.focus_threshold,
+        list_url=settings.catalog.list_url,
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def default_next_reads() -> NextReads:
+    """Routing for callers without an Assistant: the bundled catalog and the packaged embedder
+    (the model itself is shared per process; query vectors stay in memory)."""
+    from index.embed import Embedder, EmbeddingCache
+    from ingest.catalog import load_catalog
+    from ingest.settings import Settings as _Settings
+
+    settings = _Settings(home=Path(tempfile.gettempdir()) / "gpuguide-routing")
+    embedder = Embedder(settings, cache=EmbeddingCache(Path(":memory:")))
+    return next_reads_for(settings, load_catalog(), embedder)

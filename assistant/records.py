@@ -42,6 +42,8 @@ class Answer:
     backend: str = ""
     fallback: str = ""  # why a configured LLM was not used (it failed, or its answer was unsupported)
     nearest_topics: list[str] = field(default_factory=list)
+    read_ids: list[str] = field(default_factory=list)  # `next`: resources the question says were read, not yet in the profile
+    focus_topics: list[str] = field(default_factory=list)  # `next`: the topics the question asks about
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -150,9 +150,38 @@ class LLMSettings(BaseModel):
     backend: Literal["embedded", "ollama", "openai", "extractive"] = "embedded"
     model_path: str | None = Field(None, description="GGUF file; default: assembled packaged Qwen2.5-Coder-1.5B")
     context_tokens: int = 2048
-    max_tokens: int = 256
+    max_tokens: int = Field(
+        140, ge=16, description="Answer length cap in tokens (a sentence cut off by it is dropped, not shown)"
+    )
     temperature: float = 0.0
-    threads: int | None = None
+    threads: int | None = Field(
+        None, ge=1,
+        description="llama.cpp threads; default: the CPU cores. Fewer than the cores when another job shares "
+        "them: two llama.cpp processes spinning on the same 2 cores slow each other down many times over",
+    )
+    batch_tokens: int = Field(512, ge=32, description="llama.cpp prompt batch (n_batch)")
+    prompt_cache: bool = Field(
+        True, description="Keep the evaluated fixed prompt prefix in memory and on disk (data dir/models)"
+    )
+    answer_sentences: int = Field(3, ge=1, le=6, description="At most this many sentences in a generated answer")
+    evidence_resources: int = Field(4, ge=1, description="Top resources whose passages feed the evidence")
+    evidence_neighbours: bool = Field(True, description="Also read the chunks around each matched passage")
+    evidence_tokens: int = Field(
+        220, ge=40, description="Token budget of the evidence in the prompt (prompt speed is ~47 tokens/s on 2 cores)"
+    )
+    evidence_max_sentences: int = Field(8, ge=1, description="At most this many evidence sentences")
+    evidence_lexical_weight: float = Field(0.3, ge=0, description="Weight of question-term overlap next to cosine")
+    evidence_rank_weight: float = Field(0.1, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
+    evidence_mmr_lambda: float = Field(0.75, gt=0, le=1, description="MMR: relevance vs. redundancy with picks")
+    evidence_relevance_span: float = Field(
+        0.35, gt=0, description="Never pick a sentence whose relevance is this far below the best one's"
+    )
+    verify_min_cosine: float = Field(
+        0.55, description="A generated sentence is supported when its cosine to a cited evidence sentence reaches this"
+    )
+    verify_min_lexical: float = Field(
+        0.5, description="... and at least this share of its content words occur in the cited evidence"
+    )
     ollama_url: str = "http://127.0.0.1:11434"
     ollama_model: str = "qwen2.5-coder:1.5b"
     openai_base_url: str = "http://127.0.0.1:8080/v1"
@@ -166,6 +195,21 @@ class UISettings(BaseModel):
     port: int = 7860
     auth_user: str | None = None
     auth_password: str | None = None
+
+
+class PlannerSettings(BaseModel):
+    """The reading planner (assistant/planner.py, reading.py, route.py)."""
+
+    route_weights: dict[str, float] = Field(
+        default_factory=lambda: {"intent": 2.176, "request": 2.49, "history": 1.837, "concept": -1.562},
+        description="Log-odds weight of each routing feature (assistant/route.py FEATURES); fitted by "
+        "bench/next_reads.py --calibrate on our own written questions",
+    )
+    route_intercept: float = Field(-1.398, description="The routing model's intercept (fitted with route_weights)")
+    route_threshold: float = Field(0.5, ge=0, le=1, description="A question goes to the planner when P(next) >= this")
+    focus_threshold: float = Field(
+        0.5, ge=0, le=1, description="A topic the question points at with at least this share of the top score is a focus"
+    )
 
 
 def default_home() -> Path:
@@ -188,6 +232,7 @@ class Settings(BaseSettings):
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    planner: PlannerSettings = Field(default_factory=PlannerSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     ui: UISettings = Field(default_factory=UISettings)
 

@@ -1,0 +1,646 @@
+"""What a learner's sentence says about their reading: what they have read and what they want next.
+
+Everything is resolved against the catalog's own structure, never against lists of example phrases:
+titles (and their short forms: a version number, an acronym or abbreviation built from the title's
+words, "the X paper"), authors and hosts (possessives included), kinds, and groups: a tier of a topic or
+section, a whole section or topic, every item of a tier, counted sets ("both ... posts"). The words that
+glue a sentence together (stop words, verbs of having read or of wanting) are general English, grouped
+by role below; the only vocabulary that names anything comes from the catalog.
+
+Interest (what the learner wants next) maps to topics by IDF-weighted overlap with the catalog's topic,
+section, title and note words, blended with embedding similarity to each section's description when an
+embedder is at hand.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import numpy as np
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+from ingest.records import Resource, place_label
+
+_SNOWBALL = Stemmer.Stemmer("english")
+
+# --- general-English word classes (roles in a sentence, not names of anything) ---------------------
+STOP = frozenset(STOPWORDS_EN_PLUS) | {"i'm", "i've", "i'd", "i'll", "im", "ive", "id", "also", "plus", "etc", "really",
+                                        "pretty", "quite", "much", "get", "got", "bit", "lot", "like", "one", "ones"}
+# having read it: the verbs and adverbs of completion
+DONE_WORDS = frozenset({
+    "read", "reread", "finished", "finish", "done", "completed", "complete", "covered", "went", "gone", "worked",
+    "studied", "skimmed", "watched", "know", "knew", "familiar", "comfortable", "already", "mastered", "past",
+    "behind", "digested", "absorbed", "consumed", "tackled", "wrapped", "through", "after", "having",
+    "background", "far", "did", "learned", "learnt", "seen", "saw", "used",
+})
+# not having read it
+NEGATION_WORDS = frozenset({"not", "never", "haven't", "hasn't", "didn't", "don't", "without", "yet", "nothing",
+                            "haven", "didn", "havent", "didnt", "skipped", "none", "neither", "nor", "no"})
+# wanting something next, or asking
+WANT_WORDS = frozenset({
+    "want", "wanna", "would", "love", "interested", "interest", "focus", "focused", "focusing", "next", "now",
+    "recommend", "recommendation", "suggest", "suggestion", "should", "learn", "learning", "go", "move", "dive",
+    "deeper", "explore", "curious", "looking", "need", "keen", "aim", "goal", "stay", "staying", "stick",
+    "sticking", "continue", "keep", "switch", "pivot", "branch", "what", "where", "which", "how", "anything",
+    "more", "start", "begin", "point", "hoping", "plan", "planning", "care", "into", "understand", "toward",
+    "towards", "onto", "get", "getting", "study", "studying", "read", "reading", "look", "check", "pick", "tackle",
+    "try", "advice", "else", "first", "beginner", "newcomer", "new", "good", "best", "follow", "followup", "step",
+    "steps", "tell", "give", "show", "help", "please", "thanks", "recommendations", "suggestions", "mostly",
+    "especially", "particularly", "mainly", "most", "better", "well", "once", "someone", "people",
+})
+# a set of resources rather than one
+GROUP_WORDS = frozenset({
+    "tier", "tiers", "section", "sections", "topic", "topics", "material", "materials", "reading", "readings",
+    "stuff", "part", "parts", "track", "chapter", "chapters", "everything", "all", "whole", "entire", "every",
+    "rest", "set", "list", "items", "entries", "resources", "things", "block", "category", "area",
+})
+COUNT_WORDS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "pair": 2, "couple": 2}
+TIER_NUMBERS = {"one": 1, "two": 2, "three": 3, "first": 1, "second": 2, "third": 3, "1": 1, "2": 2, "3": 3}
+# the catalog's kinds, and the general nouns a learner uses for them
+KIND_NOUNS = {
+    "paper": "paper", "article": "blog", "post": "blog", "blog": "blog", "blogpost": "blog", "writeup": "blog",
+    "repo": "repo", "repository": "repo", "codebase": "repo", "doc": "docs", "docs": "docs",
+    "documentation": "docs", "manual": "docs", "book": "book", "textbook": "book", "video": "video",
+    "talk": "video", "site": "site", "website": "site",
+}
+# host parts every site has
+_HOST_NOISE = frozenset({"www", "com", "org", "net", "io", "ai", "dev", "co", "html", "blog", "blogs", "docs",
+                         "readme", "md", "p", "posts", "post", "article", "articles", "abs", "pdf", "index"})
+
+_RAW_WORD = re.compile(r"\d+(?:\.\d+)?[a-z]*\+?|[a-z][a-z0-9]*(?:'[a-z]+)?", re.IGNORECASE)
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+
+
+def stem(word: str) -> str:
+    word = word.lower().replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    if _NUMBER.match(word):
+        return word
+    return _SNOWBALL.stemWord(word)
+
+
+def words(text: str) -> list[str]:
+    """Surface words, lower-cased, possessive 's kept (roles are decided on these)."""
+    return [w.lower().replace("’", "'") for w in _RAW_WORD.findall(text.replace("’", "'"))]
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed words that can name something: no stop words, no role words."""
+    out = []
+    for w in words(text):
+        base = w[:-2] if w.endswith("'s") else w
+        if base in STOP or base in DONE_WORDS or base in WANT_WORDS or base in GROUP_WORDS or base in COUNT_WORDS:
+            continue
+        if kind_of(base) or len(base) < 2 and not base.isdigit():
+            continue
+        out.append(stem(base))
+    return out
+
+
+def kind_of(word: str) -> str | None:
+    word = word.lower()
+    return KIND_NOUNS.get(word) or KIND_NOUNS.get(word[:-1] if word.endswith("s") else word)
+
+
+def _name_words(text: str) -> list[str]:
+    """A name's words for abbreviations: camel case split ("FlashAttention" → flash, attention)."""
+    return [w.lower() for w in _CAMEL.findall(re.sub(r"[^A-Za-z0-9]+", " ", text))]
+
+
+def _abbreviates(token: str, name: Sequence[str]) -> bool:
+    """Is `token` built from prefixes of two or more consecutive words of `name` (PMPP, matmul, fa2)?"""
+    token = token.lower()
+    if len(token) < 2 or not token.isalnum():
+        return False
+
+    @functools.lru_cache(maxsize=None)
+    def fits(pos: int, i: int, used: int) -> bool:
+        if pos == len(token):
+            return used >= 2
+        if i >= len(name):
+            return False
+        word = name[i]
+        if word.isdigit():  # a number must be spelt whole
+            return token.startswith(word, pos) and fits(pos + len(word), i + 1, used + 1)
+        for n in range(min(len(word), len(token) - pos), 0, -1):
+            if token[pos:pos + n] == word[:n] and fits(pos + n, i + 1, used + 1):
+                return True
+        return False
+
+    return any(fits(0, start, 0) for start in range(len(name)) if name[start][:1] == token[:1])
+
+
+# --- the catalog's structure ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    """A topic, a section, or either narrowed to a tier; `label` is how the answer names it."""
+
+    topic: str
+    section: str | None
+    tier: int | None
+    label: str
+
+
+@dataclass(eq=False)
+class CatalogIndex:
+    """Name terms of every resource, section and topic, with IDF over the catalog; built once per catalog."""
+
+    resources: list[Resource]
+    extra_authors: dict[str, str] = field(default_factory=dict)  # resource id → names found on its page
+
+    def __post_init__(self) -> None:
+        self.by_id = {r.id: r for r in self.resources}
+        self._abbrev_cache: dict[tuple[str, str], bool] = {}
+        self.strong: dict[str, set[str]] = {}  # title, acronym, authors, host: full weight
+        self.weak: dict[str, set[str]] = {}  # note, URL path: half weight
+        self.numbers: dict[str, set[str]] = {}
+        self.name_words: dict[str, list[list[str]]] = {}
+        for res in self.resources:
+            host, path = _url_parts(res.url)
+            authors = f"{res.authors} {self.extra_authors.get(res.id, '')}"
+            self.strong[res.id] = set(content_terms(f"{res.title} {authors} {host}")) | self._joined(res.title)
+            self.weak[res.id] = set(content_terms(f"{res.note} {path}")) - self.strong[res.id]
+            self.numbers[res.id] = {w for w in content_terms(res.title) if _NUMBER.match(w)}
+            self.name_words[res.id] = [_name_words(part) for part in re.split(r"[:(),]| - ", res.title) if part.strip()]
+        df = Counter(t for rid in self.strong for t in self.strong[rid] | self.weak[rid])
+        n = len(self.resources)
+        self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
+        self.max_idf = math.log(1 + n)
+        self.topics = list(dict.fromkeys(r.topic for r in sorted(self.resources, key=lambda r: r.position)))
+        self.sections: dict[tuple[str, str], list[Resource]] = defaultdict(list)
+        for res in sorted(self.resources, key=lambda r: r.position):
+            self.sections[(res.topic, res.section)].append(res)
+        self.topic_terms = {t: set(content_terms(t)) for t in self.topics}
+        self.section_terms = {key: set(content_terms(key[1])) for key in self.sections}
+        # a word most of a section's titles share stands for the section ("the NCCL material")
+        self.section_alias: dict[tuple[str, str], dict[str, float]] = {}
+        for key, items in self.sections.items():
+            counts = Counter(t for r in items for t in self.strong[r.id])
+            self.section_alias[key] = {t: c / len(items) for t, c in counts.items() if c >= 2 and c / len(items) >= 0.5}
+        self.topic_alias: dict[str, dict[str, float]] = {}
+        for topic in self.topics:
+            items = [r for r in self.resources if r.topic == topic]
+            counts = Counter(t for r in items for t in self.strong[r.id])
+            self.topic_alias[topic] = {t: c / len(items) for t, c in counts.items() if c >= 2 and c / len(items) >= 0.3}
+        self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
+        self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
+            t for terms in self.section_terms.values() for t in terms}
+
+    @staticmethod
+    def _joined(title: str) -> set[str]:
+        """A hyphenated or spaced version joins its name: "FlashAttention-2" also answers to flashattention2."""
+        out = set()
+        for m in re.finditer(r"([A-Za-z][A-Za-z0-9]+)[- ](\d+(?:\.\d+)?)\b", title):
+            out.add(f"{m.group(1)}{m.group(2)}".lower())
+        return out
+
+    def weight(self, term: str) -> float:
+        return self.idf.get(term, self.max_idf)
+
+    def known(self, term: str) -> bool:
+        if term in self.vocabulary:
+            return True
+        return any(self._abbrev_hit(term, rid) for rid in self.by_id) or any(
+            _abbreviates(term, _name_words(name)) for name in [*self.topics, *(s for _, s in self.sections)])
+
+    def _abbrev_hit(self, term: str, rid: str) -> bool:
+        key = (term, rid)
+        hit = self._abbrev_cache.get(key)
+        if hit is None:
+            hit = not (term.isdigit() or term in self.vocabulary and term not in self.strong[rid]) and any(
+                _abbreviates(term, name) for name in self.name_words[rid])
+            self._abbrev_cache[key] = hit
+        return hit
+
+    def resource_score(self, terms: Sequence[str], rid: str) -> float:
+        """Share of the terms' IDF weight the resource's names carry; a title's version number the
+        learner did not say costs a little (the plain "FlashAttention" is not "FlashAttention-2")."""
+        total = sum(self.weight(t) for t in terms)
+        if not total:
+            return 0.0
+        got = 0.0
+        for t in terms:
+            if t in self.strong[rid] or self._abbrev_hit(t, rid):
+                got += self.weight(t)
+            elif t in self.weak[rid]:
+                got += 0.5 * self.weight(t)
+            elif len(t) >= 4 and any(s.startswith(t) for s in self.strong[rid]):
+                got += 0.8 * self.weight(t)
+        return got / total
+
+    def missing_numbers(self, terms: Sequence[str], rid: str) -> int:
+        """Version numbers of the title the learner did not say (the plain "FlashAttention" is not
+        "FlashAttention-2"): a tie-break between titles the words match equally."""
+        said = set(terms)
+        return sum(1 for n in self.numbers[rid] if n not in said and not any(n in t for t in said))
+
+    def coverage(self, terms: Sequence[str], rid: str) -> float:
+        """Share of the resource's title weight the terms cover (tie-break: the closest title)."""
+        title = set(content_terms(self.by_id[rid].title))
+        total = sum(self.weight(t) for t in title)
+        return sum(self.weight(t) for t in title if t in terms) / total if total else 0.0
+
+    def section_score(self, terms: Sequence[str], key: tuple[str, str]) -> float:
+        return self._group_score(terms, self.section_terms[key] | self.topic_terms[key[0]],
+                                 self.section_alias[key], [key[1], key[0]])
+
+    def topic_score(self, terms: Sequence[str], topic: str) -> float:
+        return self._group_score(terms, self.topic_terms[topic], self.topic_alias[topic], [topic])
+
+    def _group_score(self, terms: Sequence[str], names: set[str], alias: dict[str, float], labels: list[str]) -> float:
+        total = sum(self.weight(t) for t in terms)
+        if not total:
+            return 0.0
+        got = 0.0
+        for t in terms:
+            if t in names or any(_abbreviates(t, _name_words(label)) for label in labels):
+                got += self.weight(t)
+            elif t in alias:
+                got += 0.8 * alias[t] * self.weight(t)
+        return got / total
+
+
+def _url_parts(url: str) -> tuple[str, str]:
+    if not url:
+        return "", ""
+    parts = urlsplit(url if "://" in url else "https://" + url)
+    host = " ".join(p for p in re.split(r"[.\-]", parts.hostname or "") if p and p not in _HOST_NOISE)
+    segments = [s for s in parts.path.split("/") if s][:2]
+    path = " ".join(p for s in segments for p in re.split(r"[-_.]", s) if p and p.lower() not in _HOST_NOISE)
+    return host, path
+
+
+# --- the sentence ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Clause:
+    text: str
+    role: str  # "read" (what they have read), "not-read", or "want" (everything else: what they ask for)
+
+
+_SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
+_PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|\bwhile\b", re.IGNORECASE)
+_AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
+_EXCEPT = re.compile(r"\b(?:except(?: for)?|excluding|apart from|other than|but not|minus)\b", re.IGNORECASE)
+_ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
+_THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
+
+
+def _role(text: str) -> str | None:
+    ws = words(text)
+    bare = [w[:-2] if w.endswith("'s") else w for w in ws]
+    negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
+    done = False
+    for i, w in enumerate(bare):
+        if w != "read" and w in DONE_WORDS - {"after", "through", "having"}:
+            done = True
+        elif w == "read":
+            before = bare[max(0, i - 3):i]
+            after = bare[i + 1:i + 2]
+            asking = any(b in {"to", "should", "can", "could", "would", "will", "must", "shall", "might", "do", "does",
+                               "what", "which"} for b in before)
+            if not asking and after != ["next"]:
+                done = True
+        elif w in {"through", "having"} and i > 0 and bare[i - 1] in {
+                "gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be", "made", "make"}:
+            done = True
+    if negated:
+        return "not-read"
+    if done:
+        return "read"
+    if any(w in WANT_WORDS for w in bare) or "?" in text:
+        return "want"
+    return None
+
+
+def split_clauses(text: str) -> list[Clause]:
+    """Sentences, then comma/dash parts. A part with no verb of its own belongs to the read clause next
+    to it (the titles listed after "I've read", or before "... are done"); words after "after" or
+    "once" are read; everything else says what the learner wants."""
+    clauses: list[Clause] = []
+    for sentence in _SENTENCES.split(text):
+        if not sentence.strip():
+            continue
+        parts: list[list] = []  # [text, role or None]
+        for part in _PARTS.split(sentence):
+            if not part or not part.strip():
+                continue
+            pieces = _AFTER.split(part, maxsplit=1)
+            if pieces[0].strip():
+                parts.append([pieces[0].strip(), _role(pieces[0])])
+            if len(pieces) == 3 and content_terms(pieces[2]):
+                parts.append([pieces[2].strip(), "read"])
+        # "X, Y and Z are done": a read part takes the bare parts before it
+        for i in range(len(parts) - 1, 0, -1):
+            if parts[i][1] == "read":
+                j = i - 1
+                while j >= 0 and parts[j][1] is None:
+                    parts[j][1] = "read"
+                    j -= 1
+        merged: list[Clause] = []
+        for text_, role in parts:
+            if not text_:
+                continue
+            if role is None and merged and merged[-1].role in ("read", "not-read"):
+                merged[-1].text += ", " + text_
+                continue
+            merged.append(Clause(text_, role or "want"))
+        clauses += merged
+    return clauses
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One phrase of the sentence and the catalog resources it names."""
+
+    phrase: str
+    resources: tuple[Resource, ...]
+    group: Group | None = None
+
+    @property
+    def label(self) -> str:
+        if self.group is not None:
+            return f"{self.group.label} ({len(self.resources)})"
+        return "; ".join(r.title for r in self.resources)
+
+
+@dataclass
+class Understanding:
+    """What the planner is told: resources counted as read, and the topics the learner asks about."""
+
+    read: list[Resource]
+    mentions: list[Mention]
+    interest: dict[str, float]  # topic → 0..1
+    interest_text: str
+
+    @property
+    def read_ids(self) -> set[str]:
+        return {r.id for r in self.read}
+
+    @property
+    def focus_topics(self) -> list[str]:
+        return [t for t, s in sorted(self.interest.items(), key=lambda kv: -kv[1]) if s >= 0.5]
+
+
+_LIST_SPLIT = re.compile(r",|&|\band\b|\bplus\b|\bas well as\b|\balong with\b|\bwith\b|/|\bthen\b", re.IGNORECASE)
+_URL = re.compile(r"https?://\S+|\b[\w-]+(?:\.[\w-]+)+/\S*", re.IGNORECASE)
+
+
+class Reader:
+    """Understands one catalog's reading-history and interest sentences; cheap per call once built."""
+
+    def __init__(self, resources: list[Resource], embed_query: Callable[[str], np.ndarray] | None = None,
+                 embed_documents: Callable[[Sequence[str]], np.ndarray] | None = None,
+                 extra_authors: dict[str, str] | None = None, resource_threshold: float = 0.6,
+                 group_threshold: float = 0.6) -> None:
+        self.index = CatalogIndex(resources, extra_authors or {})
+        self.embed_query = embed_query
+        self.embed_documents = embed_documents
+        self.resource_threshold = resource_threshold
+        self.group_threshold = group_threshold
+        self._section_vectors: np.ndarray | None = None
+
+    @property
+    def resources(self) -> list[Resource]:
+        return self.index.resources
+
+    # --- history -----------------------------------------------------------------------------------
+
+    def understand(self, text: str) -> Understanding:
+        clauses = split_clauses(text)
+        mentions: list[Mention] = []
+        for clause in clauses:
+            if clause.role == "read":
+                mentions += self.mentions(clause.text)
+        read: dict[str, Resource] = {}
+        for m in mentions:
+            for r in m.resources:
+                read.setdefault(r.id, r)
+        want = " ".join(c.text for c in clauses if c.role == "want")
+        interest = self.interest(want)
+        if read and _ANAPHOR.search(want):  # "systems around this": the topic just read
+            top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
+            interest = {**interest, top: 1.0}
+        return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The resources a history clause names, phrase by phrase."""
+        out: list[Mention] = []
+        for url in _URL.findall(text):
+            key = url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/.,")
+            hit = [r for r in self.resources if r.url and r.url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/") == key]
+            if hit:
+                out.append(Mention(url, tuple(hit)))
+        text = _THE_LIST.sub(" ", _URL.sub(" ", text))
+        head, *rest = _EXCEPT.split(text, maxsplit=1)
+        if rest:  # "the whole topic except Blackwell": what the rest names within it is not read
+            out = []
+            tail = [t for t in content_terms(rest[0]) if self.index.known(t)]
+            for m in self.mentions(head):
+                sections = {(r.topic, r.section) for r in m.resources}
+                named = {key for key in sections if tail and self.index.section_score(tail, key) >= self.group_threshold}
+                keep = tuple(r for r in m.resources if not tail or (
+                    (r.topic, r.section) not in named if named else
+                    self.index.resource_score(tail, r.id) < self.resource_threshold))
+                if keep:
+                    out.append(Mention(f"{m.phrase} except{rest[0]}", keep))
+            return out
+        segments = [s.strip() for s in _LIST_SPLIT.split(text) if s and s.strip()]
+        shared_kind = None
+        for seg in reversed(segments):  # "the FP8 and NVFP4 posts": a trailing kind covers the list
+            k = self._kind(seg)
+            if k:
+                shared_kind = k
+                break
+        for seg in segments:
+            mention = self.resolve(seg, fallback_kind=shared_kind)
+            if mention is not None:
+                out.append(mention)
+        return out
+
+    def _plural(self, word: str) -> bool:
+        """A plural head noun ("the X tutorials") that is not itself a title word ("ThunderKittens")."""
+        return (len(word) > 3 and word.endswith("s") and not word.endswith("ss") and stem(word) != word
+                and word not in self.index.surface)
+
+    def _kind(self, seg: str) -> str | None:
+        for w in words(seg):
+            k = kind_of(w)
+            if k:
+                return k
+        return None
+
+    def resolve(self, phrase: str, fallback_kind: str | None = None) -> Mention | None:
+        """One noun phrase → the resources it names (a title, an author's post, a tier, a section...)."""
+        ws = [w[:-2] if w.endswith("'s") else w for w in words(phrase)]
+        raw = words(phrase)
+        kinds = {kind_of(w) for w in ws if kind_of(w)}
+        plural_kind = any(kind_of(w) and w.endswith("s") and kind_of(w) != "docs" for w in ws)
+        tier = _tier(ws)
+        count = next((COUNT_WORDS[w] for w in ws if w in COUNT_WORDS), None)
+        if count is None:
+            for i, w in enumerate(ws[:-1]):
+                if w.isdigit() and (kind_of(ws[i + 1]) or ws[i + 1] in GROUP_WORDS) and not (i and ws[i - 1] == "tier"):
+                    count = int(w)
+        heads = [w for w in ws if w not in STOP and w not in DONE_WORDS and w not in WANT_WORDS]
+        grouped = tier is not None or any(w in GROUP_WORDS for w in ws) or plural_kind or (count or 0) > 1 or (
+            bool(heads) and self._plural(heads[-1]))
+        terms = [t for t in content_terms(phrase) if not (tier is not None and t == str(tier))]
+        terms = [t for t in terms if t not in {str(count)} and self.index.known(t)]
+        possessive = [stem(w[:-2]) for w in raw if w.endswith("'s")]
+        if not terms and not (grouped and tier is not None):
+            return None
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        if grouped:
+            return self._group(phrase, terms, tier, kind, count)
+        return self._single(phrase, terms, kind or fallback_kind, possessive)
+
+    def _single(self, phrase: str, terms: list[str], kind: str | None, possessive: list[str]) -> Mention | None:
+        scored = []
+        for res in self.resources:
+            s = self.index.resource_score(terms, res.id)
+            if possessive and not any(p in self.index.strong[res.id] for p in possessive):
+                s *= 0.7  # "Simon's post" names its author
+            if kind and res.kind != kind:
+                s *= 0.75
+            scored.append((s, -self.index.missing_numbers(terms, res.id), self.index.coverage(terms, res.id), res))
+        scored.sort(key=lambda x: (-x[0], -x[1], -x[2], x[3].position))
+        best = scored[0]
+        if best[0] < self.resource_threshold:
+            return None
+        return Mention(phrase, (best[3],))
+
+    def _group(self, phrase: str, terms: list[str], tier: int | None, kind: str | None, count: int | None) -> Mention | None:
+        idx = self.index
+        members: list[Resource] = []
+        group: Group | None = None
+        if not terms:  # "all of Tier 1", "every Tier 2 paper": across the guide
+            members = [r for r in self.resources if r.tier == tier]
+            group = Group("", None, tier, f"every Tier {tier} item of the guide")
+        else:
+            sections = sorted(((idx.section_score(terms, key), key) for key in idx.sections), key=lambda x: -x[0])
+            topics = sorted(((idx.topic_score(terms, t), t) for t in idx.topics), key=lambda x: -x[0])
+            res_scores = sorted(((idx.resource_score(terms, r.id), r) for r in self.resources), key=lambda x: (-x[0], x[1].position))
+            best_res = res_scores[0][0] if res_scores else 0.0
+            (s_score, s_key), (t_score, t_name) = sections[0], topics[0]
+            if tier is not None:
+                # "the Tier 2 profiling material": the topic (or section) at that tier
+                cands = [(sc, key) for sc, key in sections if any(r.tier == tier for r in idx.sections[key])]
+                t_cands = [(sc, t) for sc, t in topics if any(r.tier == tier and r.topic == t for r in self.resources)]
+                s_score, s_key = cands[0] if cands else (0.0, s_key)
+                t_score, t_name = t_cands[0] if t_cands else (0.0, t_name)
+            if max(s_score, t_score) >= self.group_threshold and max(s_score, t_score) >= best_res - 0.05:
+                if t_score >= s_score - 1e-9:  # the section's own name adds nothing: the whole topic
+                    members = [r for r in self.resources if r.topic == t_name and (tier is None or r.tier == tier)]
+                    group = Group(t_name, None, tier, place_label(t_name, "all sections", tier).replace(" › all sections", "")
+                                  if tier is not None else f"all of {t_name}")
+                else:
+                    members = [r for r in idx.sections[s_key] if tier is None or r.tier == tier]
+                    group = Group(s_key[0], s_key[1], tier, place_label(s_key[0], s_key[1], members[0].tier if members else tier))
+            elif best_res >= self.resource_threshold:
+                cut = max(self.resource_threshold, 0.8 * best_res)
+                members = [r for s, r in res_scores if s >= cut and (tier is None or r.tier == tier)]
+                if count is None:
+                    kind = None  # "Kapil Sharma's posts": a loose kind word, the names decide
+            else:
+                return None
+        if kind is not None:
+            narrowed = [r for r in members if r.kind == kind]
+            # a loose kind word ("both ... posts" for a post and a paper) narrows only a larger set
+            if narrowed and (count is None or len(narrowed) >= count):
+                members = narrowed
+        if count is not None and len(members) > count:
+            ranked = sorted(members, key=lambda r: (-idx.resource_score(terms, r.id), idx.missing_numbers(terms, r.id),
+                                                    -idx.coverage(terms, r.id), r.position)) if terms else members
+            members = sorted(ranked[:count], key=lambda r: r.position)
+        if not members:
+            return None
+        return Mention(phrase, tuple(sorted(members, key=lambda r: r.position)), group if kind is None and count is None else None)
+
+    # --- interest ------------------------------------------------------------------------------------
+
+    def interest(self, text: str) -> dict[str, float]:
+        """How strongly the words point at each topic (0..1): catalog words (names count fully, titles
+        and notes less), blended with embedding similarity to the sections' descriptions."""
+        terms = [t for t in dict.fromkeys(content_terms(text)) if self.index.known(t)]
+        if not terms:
+            return {}
+        idx = self.index
+        lexical: dict[str, float] = {}
+        for topic in idx.topics:
+            best_section = max(idx.section_score(terms, key) for key in idx.sections if key[0] == topic)
+            items = [r for r in self.resources if r.topic == topic]
+            titles = max((idx.resource_score(terms, r.id) for r in items), default=0.0)
+            lexical[topic] = max(idx.topic_score(terms, topic), best_section, 0.4 * titles)
+        scores = dict(lexical)
+        dense = self._dense_interest(" ".join(w for w in words(text) if stem(w) in terms or w in terms))
+        if dense:
+            scores = {t: 0.5 * lexical.get(t, 0.0) + 0.5 * dense.get(t, 0.0) for t in idx.topics}
+        top = max(scores.values(), default=0.0)
+        if top < 0.2:
+            return {}
+        return {t: s / top for t, s in scores.items() if s > 0}
+
+    def section_descriptions(self) -> list[str]:
+        out = []
+        for topic, section in self.index.sections:
+            out.append(f"{topic}: {section}")
+        return out
+
+    def _dense_interest(self, text: str) -> dict[str, float]:
+        if self.embed_query is None or self.embed_documents is None or not text.strip():
+            return {}
+        if self._section_vectors is None:
+            self._section_vectors = np.asarray(self.embed_documents(self.section_descriptions()), dtype=np.float32)
+        q = np.asarray(self.embed_query(text), dtype=np.float32)
+        sims = self._section_vectors @ q
+        by_topic: dict[str, float] = {}
+        for (topic, _), sim in zip(self.index.sections, sims, strict=True):
+            by_topic[topic] = max(by_topic.get(topic, -1.0), float(sim))
+        values = sorted(by_topic.values())
+        median, top = values[len(values) // 2], values[-1]
+        if top - median < 1e-6:
+            return {}
+        return {t: max(0.0, (s - median) / (top - median)) * min(1.0, top / 0.45) for t, s in by_topic.items()}
+
+
+def _tier(ws: Sequence[str]) -> int | None:
+    for i, w in enumerate(ws):
+        if w in {"tier", "tiers"}:
+            for near in (ws[i + 1:i + 2], ws[max(0, i - 1):i]):
+                if near and near[0] in TIER_NUMBERS:
+                    return TIER_NUMBERS[near[0]]
+        m = re.fullmatch(r"t([123])", w)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def reading_order(resources: Iterable[Resource]) -> list[Resource]:
+    return sorted(resources, key=lambda r: r.position)
+
+
+_READERS: dict[tuple[str, ...], Reader] = {}
+
+
+def reader_for(resources: list[Resource]) -> Reader:
+    """A lexical Reader per catalog (no embedder), kept for the process: cheap callers share it."""
+    key = tuple(r.id for r in resources)
+    reader = _READERS.get(key)
+    if reader is None:
+        if len(_READERS) > 8:
+            _READERS.clear()
+        reader = _READERS[key] = Reader(resources)
+    return reader

@@ -1,0 +1,155 @@
+"""Which part of the assistant answers a question: the reading planner or search.
+
+A question that asks for reading recommendations (what to read, in which order, where to start, what
+comes after what the learner has read) goes to the planner; everything else to search. The decision is a
+small logistic model over general features, not phrase lists:
+
+* `intent`: how much closer the question's embedding is to descriptions of a recommendation request than
+  to descriptions of a technical question or a look-up (the descriptions below are written in general
+  terms; the embedder is the one the searcher already loaded);
+* `request`: a clause asks for something next (the general words of asking for a recommendation, or an
+  asking "read/study/learn");
+* `history`: a clause says what the learner has read and it resolves to catalog resources;
+* `concept`: the question asks how or why something works, or what something is.
+
+Weights and threshold come from the settings (`planner.route_*`), fitted by `bench/next_reads.py
+--calibrate` on our own written questions (bench/data/next-questions.jsonl), never on the dev set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.reading import Reader, Understanding, split_clauses, words
+
+NEXT_INTENTS = (
+    "Recommend what I should read next in the reading list.",
+    "Which resources should I study next, given what I have already read?",
+    "Where should a beginner start, and in what order should the material be read?",
+    "Suggest the next papers, posts or tutorials to continue my learning path.",
+    "I have finished some of the material; what comes after it?",
+    "Plan my reading: what to learn first and what to leave for later.",
+)
+SEARCH_INTENTS = (
+    "Explain how this GPU technique works.",
+    "Why is this kernel faster, and what limits its performance?",
+    "What does this term mean in GPU programming?",
+    "Find the resource that describes a specific method or result.",
+    "Which paper or post covers this particular topic?",
+    "How do I implement or configure this in CUDA?",
+    "Compare two approaches and their trade-offs.",
+)
+# the general words of asking for something next (single words; their roles, not anyone's wording)
+REQUEST_WORDS = frozenset({
+    "next", "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "start",
+    "begin", "order", "roadmap", "path", "curriculum", "prerequisite", "prerequisites", "continue", "else",
+    "after", "afterwards", "then", "more", "further", "onward", "onwards", "now",
+})
+_ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
+_MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
+_CONCEPT_OPENERS = frozenset({"why", "explain", "define", "describe", "compare"})
+_AUXILIARIES = frozenset({"is", "are", "does", "do", "did", "can", "could", "would", "to", "much", "many", "exactly"})
+FEATURES = ("intent", "request", "history", "concept")
+
+
+@dataclass
+class RouteDecision:
+    """`route` is `next` or `search`; `probability` the model's P(next); `features` why."""
+
+    route: str
+    probability: float
+    features: dict[str, float]
+
+
+def request_feature(question: str) -> float:
+    """1 when a clause asks for something next: a request word, or an asking read/study/learn."""
+    for clause in split_clauses(question):
+        if clause.role != "want":
+            continue
+        ws = [w.rstrip("?") for w in words(clause.text)]
+        if any(w in REQUEST_WORDS for w in ws):
+            return 1.0
+        for i, w in enumerate(ws):
+            if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 3):i]):
+                return 1.0
+    return 0.0
+
+
+def concept_feature(question: str) -> float:
+    """1 when a clause asks how or why something works, or what a thing is."""
+    for clause in split_clauses(question):
+        ws = words(clause.text)
+        if not ws or clause.role == "read":
+            continue
+        for i, w in enumerate(ws):
+            if w in _CONCEPT_OPENERS:
+                return 1.0
+            if w == "how" and ws[i + 1:i + 2] and ws[i + 1] in _AUXILIARIES:
+                return 1.0
+            if w == "what" and i + 1 < len(ws) and ws[i + 1] in {"is", "are", "does", "do"} and ws[i + 2:i + 3] != ["next"]:
+                return 1.0
+    return 0.0
+
+
+class Router:
+    """Decides the route of each question; the intent vectors are computed once."""
+
+    def __init__(self, reader: Reader, weights: dict[str, float], intercept: float, threshold: float = 0.5,
+                 embed_query: Callable[[str], np.ndarray] | None = None,
+                 embed_documents: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+        self.reader = reader
+        self.weights = weights
+        self.intercept = intercept
+        self.threshold = threshold
+        self.embed_query = embed_query
+        self.embed_documents = embed_documents
+        self._intents: tuple[np.ndarray, np.ndarray] | None = None
+
+    def intent_feature(self, question: str) -> float:
+        """Max similarity to the recommendation descriptions minus max to the question/look-up ones."""
+        if self.embed_query is None or self.embed_documents is None:
+            return 0.0
+        if self._intents is None:
+            self._intents = (np.asarray(self.embed_documents(list(NEXT_INTENTS)), np.float32),
+                             np.asarray(self.embed_documents(list(SEARCH_INTENTS)), np.float32))
+        q = np.asarray(self.embed_query(question), np.float32)
+        nxt, srch = self._intents
+        return float((nxt @ q).max() - (srch @ q).max())
+
+    def features(self, question: str, understanding: Understanding | None = None) -> dict[str, float]:
+        understanding = understanding or self.reader.understand(question)
+        return {
+            "intent": self.intent_feature(question),
+            "request": request_feature(question),
+            "history": 1.0 if understanding.read else 0.0,
+            "concept": concept_feature(question),
+        }
+
+    def decide(self, question: str, understanding: Understanding | None = None) -> RouteDecision:
+        feats = self.features(question, understanding)
+        z = self.intercept + sum(self.weights.get(name, 0.0) * value for name, value in feats.items())
+        p = 1.0 / (1.0 + math.exp(-z))
+        return RouteDecision("next" if p >= self.threshold else "search", p, feats)
+
+
+def fit_logistic(rows: list[dict[str, float]], labels: list[int], l2: float = 0.01, steps: int = 6000,
+                 lr: float = 0.5) -> tuple[dict[str, float], float]:
+    """Plain L2-regularised logistic regression by gradient descent (a few features, a few hundred rows)."""
+    x = np.array([[row[f] for f in FEATURES] for row in rows], dtype=np.float64)
+    y = np.array(labels, dtype=np.float64)
+    scale = np.maximum(np.abs(x).max(axis=0), 1e-9)
+    xs = x / scale
+    w = np.zeros(x.shape[1])
+    b = 0.0
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(xs @ w + b)))
+        grad_w = xs.T @ (p - y) / len(y) + l2 * w
+        grad_b = float((p - y).mean())
+        w -= lr * grad_w
+        b -= lr * grad_b
+    weights = {f: round(float(wi / si), 3) for f, wi, si in zip(FEATURES, w, scale, strict=True)}
+    return weights, round(b, 3)

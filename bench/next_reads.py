@@ -1,0 +1,169 @@
+"""Reading-planner benchmark: routing, precision of the first 3 picks, and picks the question said were read.
+
+Questions go through the same path as `gpuguide ask --llm none --json` (Assistant.ask, extractive backend)
+with an empty profile, so the planner knows only what the sentence says. Our own questions
+(bench/data/next-questions.jsonl: kind `next` with the read list and focus they state, kind `search` for
+everything else) are reported apart from the dev set's, which is labelled `dev` and never tuned on.
+
+Gold for a `next` question is what the planner's rules give for its true read list and focus
+(`--regold` recomputes it): the first 3 picks, plus the other unread items of the same topic and tier.
+
+    python bench/next_reads.py [--home DIR] [--dev ../shared/eval/dev-questions.jsonl]
+    python bench/next_reads.py --calibrate     # fit the routing weights on our questions (5-fold check)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from assistant.planner import plan_next  # noqa: E402
+from assistant.route import FEATURES, fit_logistic  # noqa: E402
+from ingest.records import Resource  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+QUESTIONS = HERE / "data" / "next-questions.jsonl"
+DEV = HERE.parent.parent / "shared" / "eval" / "dev-questions.jsonl"
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def oracle_gold(resources: list[Resource], read_urls: list[str], focus: list[str]) -> tuple[list[str], list[str]]:
+    """What the planner's rules give for the true history and focus: the first 3 picks (gold) and the
+    other unread items of the same topic × tier (accepted: order within a tier is the list's, not a rule)."""
+    by_url = {r.url: r for r in resources}
+    read = {by_url[u].id for u in read_urls if u in by_url}
+    plan = plan_next(resources, read, k=3, interest_scores={t: 1.0 for t in focus})
+    gold = [p.resource.url for p in plan.picks]
+    groups = {(p.resource.topic, p.resource.tier) for p in plan.picks}
+    accept = [r.url for r in sorted(resources, key=lambda r: r.position)
+              if (r.topic, r.tier) in groups and r.id not in read and r.url not in gold]
+    return gold, accept
+
+
+def norm(url: str) -> str:
+    return url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/")
+
+
+def run(assistant: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from assistant.chain import Query
+
+    routed = correct = 0
+    precisions: list[float] = []
+    violations = 0
+    misses: list[dict[str, Any]] = []
+    seconds: list[float] = []
+    for row in rows:
+        t0 = time.perf_counter()
+        answer = assistant.ask(Query(row["question"], backend="extractive"))
+        seconds.append(time.perf_counter() - t0)
+        is_next = row["kind"] == "next"
+        correct += (answer.route == "next") == is_next
+        if not is_next:
+            if answer.route == "next":
+                misses.append({"id": row["id"], "question": row["question"], "routed": "next"})
+            continue
+        routed += answer.route == "next"
+        picks = [norm(c.url) for c in answer.citations][:3] if answer.route == "next" else []
+        good = {norm(u) for u in row.get("gold", []) + row.get("accept", [])}
+        read = {norm(u) for u in row.get("read", [])}
+        hits = sum(1 for p in picks if p in good)
+        precisions.append(hits / 3)
+        bad = [p for p in picks if p in read]
+        violations += len(bad)
+        if hits < 3 or bad or answer.route != "next":
+            misses.append({"id": row["id"], "question": row["question"], "routed": answer.route,
+                           "picks": picks, "read_picks": bad, "hits": hits,
+                           "understood": answer.read_ids, "focus": answer.focus_topics})
+    n_next = sum(1 for r in rows if r["kind"] == "next")
+    seconds.sort()
+    return {
+        "questions": len(rows), "next_questions": n_next,
+        "routing_accuracy": round(correct / len(rows), 3) if rows else None,
+        "next_routed_to_planner": f"{routed}/{n_next}",
+        "search_routed_to_search": f"{sum(1 for r in rows if r['kind'] != 'next') - sum(1 for m in misses if m['routed'] == 'next' and 'picks' not in m)}/{len(rows) - n_next}",
+        "precision_at_3": round(sum(precisions) / len(precisions), 3) if precisions else None,
+        "read_violations": violations,
+        "p50_ms": round(1000 * seconds[len(seconds) // 2], 1) if seconds else None,
+        "misses": misses,
+    }
+
+
+def calibrate(assistant: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Fit the routing model on our questions; report 5-fold accuracy so the fit is not judged on itself."""
+    router = assistant.next_reads.router
+    feats = [router.features(r["question"]) for r in rows]
+    labels = [1 if r["kind"] == "next" else 0 for r in rows]
+    folds = 5
+    right = 0
+    for f in range(folds):
+        train = [i for i in range(len(rows)) if i % folds != f]
+        test = [i for i in range(len(rows)) if i % folds == f]
+        w, b = fit_logistic([feats[i] for i in train], [labels[i] for i in train])
+        for i in test:
+            z = b + sum(w[k] * feats[i][k] for k in FEATURES)
+            right += (z >= 0) == bool(labels[i])
+    weights, intercept = fit_logistic(feats, labels)
+    return {"route_weights": weights, "route_intercept": intercept, "cv_accuracy": round(right / len(rows), 3),
+            "rows": len(rows)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=None, help="data dir with an index (default GPUGUIDE_HOME)")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--dev", type=Path, default=DEV, help="the dev set, reported apart (never tuned on)")
+    parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--regold", action="store_true", help="recompute gold/accept of our next questions")
+    parser.add_argument("--misses", action="store_true", help="list the questions that went wrong")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    if args.home:
+        os.environ["GPUGUIDE_HOME"] = str(args.home)
+
+    from assistant.chain import Assistant
+    from assistant.cli import _searcher, current_catalog
+    from assistant.profile import Profile
+    from ingest.settings import load_settings
+
+    settings = load_settings()
+    resources = current_catalog(settings)
+    rows = load(args.questions)
+    if args.regold:
+        for row in rows:
+            if row["kind"] == "next":
+                row["gold"], row["accept"] = oracle_gold(resources, row["read"], row.get("focus", []))
+        tmp = args.questions.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        tmp.replace(args.questions)
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = Profile(Path(tmp) / "profile.sqlite3")  # empty: only the sentence says what was read
+        assistant = Assistant(settings, _searcher(settings), resources=resources, profile=profile)
+        if args.calibrate:
+            print(json.dumps(calibrate(assistant, rows), indent=2))
+            return 0
+        ours = run(assistant, rows)
+        report: dict[str, Any] = {"ours": ours}
+        if args.dev.exists():
+            dev_rows = [{**r, "kind": "next" if r["kind"] == "next" else "search"} for r in load(args.dev)]
+            report["dev set"] = run(assistant, dev_rows)
+    if not args.misses:
+        for part in report.values():
+            part["misses"] = len(part["misses"])
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
