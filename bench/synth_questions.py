@@ -67,9 +67,20 @@ _DEICTIC = re.compile(
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)]|Q\d*[:.)])\s*")
 
 
-def fold_of(resource_id: str) -> int:
-    """Grouped folds: all questions about one resource land in the same fold."""
-    return int(hashlib.sha1(resource_id.encode()).hexdigest(), 16) % FOLDS
+def assign_folds(records: list[dict], folds: int = FOLDS) -> None:
+    """Grouped, balanced folds: all questions about one resource land in one fold, and resources go (largest
+    first, ties by a hash of the id) to the fold holding the fewest questions so far."""
+    counts: dict[str, int] = defaultdict(int)
+    for record in records:
+        counts[record["resource_id"]] += 1
+    sizes = [0] * folds
+    fold_of: dict[str, int] = {}
+    for resource_id in sorted(counts, key=lambda r: (-counts[r], hashlib.sha1(r.encode()).hexdigest())):
+        fold = min(range(folds), key=lambda f: (sizes[f], f))
+        fold_of[resource_id] = fold
+        sizes[fold] += counts[resource_id]
+    for record in records:
+        record["fold"] = fold_of[record["resource_id"]]
 
 
 def sample_sources(chunks: list, per_resource: int, seed: int) -> list:
@@ -226,8 +237,9 @@ def cmd_filter(args: argparse.Namespace) -> None:
             records.append({
                 "id": f"s{len(records) + 1:04d}", "kind": "synthetic-card" if source["card"] else "synthetic-passage",
                 "question": question, "gold": [res.url], "resource_id": res.id, "source_chunk": reply["source_chunk"],
-                "fold": fold_of(res.id), "bm25_rank": bm25_rank, "dense_rank": dense_rank,
+                "bm25_rank": bm25_rank, "dense_rank": dense_rank,
             })
+    assign_folds(records)
     _write_jsonl(args.out, records)
     print(json.dumps({"asked": asked, "parsed": parsed, "kept": len(records), "out": str(args.out)}))
 
