@@ -37,7 +37,7 @@ STOP = frozenset(STOPWORDS_EN_PLUS) | {"i'm", "i've", "i'd", "i'll", "im", "ive"
 DONE_WORDS = frozenset({
     "read", "reread", "finished", "finish", "done", "completed", "complete", "covered", "went", "gone", "worked",
     "studied", "skimmed", "watched", "know", "knew", "familiar", "comfortable", "already", "mastered", "past",
-    "behind", "digested", "absorbed", "consumed", "tackled", "wrapped", "through", "after", "having",
+    "digested", "absorbed", "consumed", "tackled", "wrapped", "through", "after", "having",
     "background", "far", "did", "learned", "learnt", "seen", "saw", "used",
 })
 # not having read it
@@ -53,7 +53,8 @@ WANT_WORDS = frozenset({
     "towards", "onto", "get", "getting", "study", "studying", "read", "reading", "look", "check", "pick", "tackle",
     "try", "advice", "else", "first", "beginner", "newcomer", "new", "good", "best", "follow", "followup", "step",
     "steps", "tell", "give", "show", "help", "please", "thanks", "recommendations", "suggestions", "mostly",
-    "especially", "particularly", "mainly", "most", "better", "well", "once", "someone", "people",
+    "especially", "particularly", "mainly", "most", "better", "well", "once", "someone", "people", "write",
+    "writing", "build", "building", "make", "making", "use", "using", "do", "doing", "work", "working",
 })
 # a set of resources rather than one
 GROUP_WORDS = frozenset({
@@ -193,6 +194,11 @@ class CatalogIndex:
             items = [r for r in self.resources if r.topic == topic]
             counts = Counter(t for r in items for t in self.strong[r.id])
             self.topic_alias[topic] = {t: c / len(items) for t, c in counts.items() if c >= 2 and c / len(items) >= 0.3}
+        # how distinctive a word is among the names of topics and sections ("kernel" names two topics)
+        group_names = [self.section_terms[key] | self.topic_terms[key[0]] for key in self.sections]
+        name_df = Counter(t for names in group_names for t in names)
+        self.name_idf = {t: math.log(1 + len(group_names) / c) for t, c in name_df.items()}
+        self.stem_text = {r.id: " " + " ".join(content_terms(f"{r.title} {r.note}")) + " " for r in self.resources}
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
         self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
             t for terms in self.section_terms.values() for t in terms}
@@ -209,7 +215,7 @@ class CatalogIndex:
         return self.idf.get(term, self.max_idf)
 
     def known(self, term: str) -> bool:
-        if term in self.vocabulary:
+        if term in self.vocabulary or len(term) >= 4 and any(v.startswith(term) for v in self.vocabulary):
             return True
         return any(self._abbrev_hit(term, rid) for rid in self.by_id) or any(
             _abbreviates(term, _name_words(name)) for name in [*self.topics, *(s for _, s in self.sections)])
@@ -259,15 +265,16 @@ class CatalogIndex:
         return self._group_score(terms, self.topic_terms[topic], self.topic_alias[topic], [topic])
 
     def _group_score(self, terms: Sequence[str], names: set[str], alias: dict[str, float], labels: list[str]) -> float:
-        total = sum(self.weight(t) for t in terms)
+        weight = {t: self.name_idf.get(t, self.weight(t)) for t in terms}
+        total = sum(weight.values())
         if not total:
             return 0.0
         got = 0.0
         for t in terms:
             if t in names or any(_abbreviates(t, _name_words(label)) for label in labels):
-                got += self.weight(t)
+                got += weight[t]
             elif t in alias:
-                got += 0.8 * alias[t] * self.weight(t)
+                got += 0.8 * alias[t] * weight[t]
         return got / total
 
 
@@ -313,6 +320,8 @@ def _role(text: str) -> str | None:
                                "what", "which"} for b in before)
             if not asking and after != ["next"]:
                 done = True
+        elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]):
+            done = True
         elif w in {"through", "having"} and i > 0 and bare[i - 1] in {
                 "gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be", "made", "make"}:
             done = True
@@ -484,6 +493,7 @@ class Reader:
 
     def resolve(self, phrase: str, fallback_kind: str | None = None) -> Mention | None:
         """One noun phrase → the resources it names (a title, an author's post, a tier, a section...)."""
+        phrase = _object_of(phrase)
         ws = [w[:-2] if w.endswith("'s") else w for w in words(phrase)]
         raw = words(phrase)
         kinds = {kind_of(w) for w in ws if kind_of(w)}
@@ -584,6 +594,10 @@ class Reader:
             items = [r for r in self.resources if r.topic == topic]
             titles = max((idx.resource_score(terms, r.id) for r in items), default=0.0)
             lexical[topic] = max(idx.topic_score(terms, topic), best_section, 0.4 * titles)
+            # words said together that a title or note of the topic also has together ("low precision")
+            pairs = [f" {a} {b} " for a, b in zip(terms, terms[1:], strict=False)]
+            if any(p in idx.stem_text[r.id] for p in pairs for r in items):
+                lexical[topic] += 0.5
         scores = dict(lexical)
         dense = self._dense_interest(" ".join(w for w in words(text) if stem(w) in terms or w in terms))
         if dense:
@@ -591,7 +605,10 @@ class Reader:
         top = max(scores.values(), default=0.0)
         if top < 0.2:
             return {}
-        return {t: s / top for t, s in scores.items() if s > 0}
+        normalised = {t: s / top for t, s in scores.items() if s > 0}
+        if sum(1 for s in normalised.values() if s >= 0.5) > 3:
+            return {}  # words every topic shares ("scaling", "training"): no focus of their own
+        return normalised
 
     def section_descriptions(self) -> list[str]:
         out = []
@@ -614,6 +631,16 @@ class Reader:
         if top - median < 1e-6:
             return {}
         return {t: max(0.0, (s - median) / (top - median)) * min(1.0, top / 0.45) for t, s in by_topic.items()}
+
+
+def _object_of(phrase: str) -> str:
+    """What a "read" verb is about: the words after "I've worked my way through", or before "... are done"."""
+    spans = [m for m in _RAW_WORD.finditer(phrase) if m.group(0).lower() in DONE_WORDS]
+    if not spans:
+        return phrase
+    last = spans[-1]
+    after = phrase[last.end():]
+    return after if content_terms(after) else phrase[:spans[0].start()]
 
 
 def _tier(ws: Sequence[str]) -> int | None:

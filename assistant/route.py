@@ -47,7 +47,8 @@ SEARCH_INTENTS = (
 REQUEST_WORDS = frozenset({
     "next", "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "start",
     "begin", "order", "roadmap", "path", "curriculum", "prerequisite", "prerequisites", "continue", "else",
-    "after", "afterwards", "then", "more", "further", "onward", "onwards", "now",
+    "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "first", "follow",
+    "followup",
 })
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
@@ -90,7 +91,7 @@ def concept_feature(question: str) -> float:
                 return 1.0
             if w == "how" and ws[i + 1:i + 2] and ws[i + 1] in _AUXILIARIES:
                 return 1.0
-            if w == "what" and i + 1 < len(ws) and ws[i + 1] in {"is", "are", "does", "do"} and ws[i + 2:i + 3] != ["next"]:
+            if w == "what" and i + 1 < len(ws) and ws[i + 1] in {"is", "are", "does", "do", "causes", "makes", "happens", "limits", "determines", "means"} and ws[i + 2:i + 3] != ["next"]:
                 return 1.0
     return 0.0
 
