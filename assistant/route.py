@@ -47,7 +47,7 @@ SEARCH_INTENTS = (
 REQUEST_WORDS = frozenset({
     "next", "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "start",
     "begin", "order", "roadmap", "path", "curriculum", "prerequisite", "prerequisites", "continue", "else",
-    "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "first", "follow",
+    "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "follow",
     "followup",
 })
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
