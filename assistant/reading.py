@@ -473,6 +473,12 @@ class Reader:
             if k:
                 shared_kind = k
                 break
+        for i, seg in enumerate(segments):  # "the Tier 1 and Tier 2 storage material": one topic, two tiers
+            if _tier(words(seg)) is not None and not _naming(_object_of(seg)):
+                later = next((s for s in segments[i + 1:] if _tier(words(s)) is not None and _naming(s)), None)
+                if later is not None:
+                    tier_words = {w for w in words(later) if w in {"tier", "tiers"} or w in TIER_NUMBERS}
+                    segments[i] = f"{seg} " + " ".join(w for w in words(later) if w not in tier_words)
         for seg in segments:
             mention = self.resolve(seg, fallback_kind=shared_kind)
             if mention is not None:
@@ -631,6 +637,11 @@ class Reader:
         if top - median < 1e-6:
             return {}
         return {t: max(0.0, (s - median) / (top - median)) * min(1.0, top / 0.45) for t, s in by_topic.items()}
+
+
+def _naming(phrase: str) -> list[str]:
+    """Content words that can name a topic or resource (a bare tier number does not)."""
+    return [t for t in content_terms(phrase) if not t.isdigit()]
 
 
 def _object_of(phrase: str) -> str:

@@ -1,0 +1,160 @@
+"""Understanding what a learner says they have read and what they want, on a catalog written for these tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.reading import Reader, split_clauses
+from ingest.records import Resource
+
+CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
+
+
+@pytest.fixture(scope="module")
+def resources() -> list[Resource]:
+    return [Resource.from_dict(d) for d in json.loads(CATALOG.read_text(encoding="utf-8"))["resources"]]
+
+
+@pytest.fixture(scope="module")
+def reader(resources: list[Resource]) -> Reader:
+    return Reader(resources)
+
+
+def read_titles(reader: Reader, text: str) -> set[str]:
+    return {r.title for r in reader.understand(text).read}
+
+
+# --- titles and their short forms ------------------------------------------------------------------
+
+
+def test_a_full_title_is_read(reader):
+    assert read_titles(reader, "I've read Optimistic Lock Coupling. What next?") == {"Optimistic Lock Coupling"}
+
+
+def test_an_acronym_in_the_title_names_it(reader):
+    assert read_titles(reader, "Finished DIH, now what?") == {"Database Internals Handbook (DIH)"}
+
+
+def test_a_version_number_picks_that_version(reader):
+    assert read_titles(reader, "I read Calvin-2 last week; next?") == {"Calvin-2: Faster Deterministic Transactions"}
+
+
+def test_the_x_paper_without_a_number_is_the_original(reader):
+    assert read_titles(reader, "Done with the Calvin paper. What else?") == {"Calvin: Deterministic Transactions"}
+
+
+def test_initials_of_a_title_name_it(reader):
+    assert read_titles(reader, "I've read MDP. What next?") == {"Morsel-Driven Parallelism"}
+
+
+def test_a_url_names_its_resource(reader):
+    assert read_titles(reader, "done with https://papers.example.org/raft/ already") == {"Raft: Understandable Consensus"}
+
+
+# --- authors, possessives, hosts ---------------------------------------------------------------------
+
+
+def test_an_author_possessive_with_a_plural_kind_is_all_their_posts(reader):
+    found = read_titles(reader, "I went through Neumann's posts, what should I read next?")
+    assert found == {"Compiling Queries with LLVM, Part 1", "Compiling Queries with LLVM, Part 2"}
+
+
+def test_an_author_possessive_and_a_topic_word_pick_one_post(reader):
+    assert read_titles(reader, "I've read Mira Chen's LSM post. Next?") == {"LSM Trees Explained"}
+
+
+def test_a_host_names_its_site(reader):
+    assert read_titles(reader, "Finished the jepsen clock skew write-up.") == {"Jepsen: Clock Skew"}
+
+
+# --- kinds -------------------------------------------------------------------------------------------
+
+
+def test_a_kind_narrows_a_section_to_its_papers(reader):
+    found = read_titles(reader, "I've read the papers in the deterministic transactions section.")
+    assert found == {"Calvin: Deterministic Transactions", "Calvin-2: Faster Deterministic Transactions"}
+
+
+def test_the_docs_of_a_topic_are_its_docs_resources(reader):
+    assert read_titles(reader, "I've read the docs in the replication topic.") == {"Spanner Operations Guide"}
+
+
+# --- groups ------------------------------------------------------------------------------------------
+
+
+def test_a_tier_of_a_topic_is_every_item_of_it(reader):
+    found = read_titles(reader, "Done with the Tier 2 query material. What next?")
+    assert found == {"Compiling Queries with LLVM, Part 1", "Compiling Queries with LLVM, Part 2"}
+
+
+def test_a_whole_topic_is_every_item_of_it(reader, resources):
+    found = read_titles(reader, "I finished the whole replication section; what now?")
+    assert found == {r.title for r in resources if r.topic == "Replication & Consensus"}
+
+
+def test_every_item_of_a_tier_across_the_guide(reader, resources):
+    found = read_titles(reader, "I've read all of Tier 1 across the guide. What comes after?")
+    assert found == {r.title for r in resources if r.tier == 1}
+
+
+def test_a_counted_set_takes_that_many_matching_items(reader):
+    assert read_titles(reader, "Both Jepsen posts are done.") == {"Jepsen: Testing Partitions", "Jepsen: Clock Skew"}
+
+
+def test_a_loose_section_name_finds_the_section(reader):
+    found = read_titles(reader, "I've gone through the vectorized-engines reading. Next?")
+    assert found == {"Vectorization vs Compilation in Query Execution", "Morsel-Driven Parallelism"}
+
+
+def test_tiers_joined_by_and_share_their_topic(reader, resources):
+    found = read_titles(reader, "Done with the Tier 1 and Tier 2 storage material.")
+    assert found == {r.title for r in resources if r.topic == "Storage Engines" and r.tier in (1, 2)}
+
+
+def test_except_leaves_the_named_part_unread(reader, resources):
+    found = read_titles(reader, "I've read the whole Storage Engines topic except compaction.")
+    assert found == {r.title for r in resources if r.topic == "Storage Engines" and r.section != "Compaction"}
+
+
+# --- the sentence's roles ----------------------------------------------------------------------------
+
+
+def test_what_was_not_read_is_not_counted(reader):
+    assert read_titles(reader, "I haven't read DIH yet; where do I start?") == set()
+
+
+def test_items_listed_before_are_done_count_as_read(reader):
+    found = read_titles(reader, "Raft, Calvin-2 and Optimistic Lock Coupling are done.")
+    assert found == {"Raft: Understandable Consensus", "Calvin-2: Faster Deterministic Transactions",
+                     "Optimistic Lock Coupling"}
+
+
+def test_what_comes_after_after_is_read(reader):
+    assert read_titles(reader, "What should I read after the Raft paper?") == {"Raft: Understandable Consensus"}
+
+
+def test_a_wish_is_not_a_reading_history(reader):
+    clauses = split_clauses("I've read DIH. I want to learn query compilation next.")
+    assert [c.role for c in clauses] == ["read", "want"]
+    assert read_titles(reader, "I've read DIH. I want to learn query compilation next.") == {
+        "Database Internals Handbook (DIH)"}
+
+
+# --- interest ----------------------------------------------------------------------------------------
+
+
+def test_interest_names_the_topic_it_asks_about(reader):
+    understanding = reader.understand("I've read DIH. I want to get into consensus next.")
+    assert understanding.focus_topics == ["Replication & Consensus"]
+
+
+def test_interest_in_a_section_word_points_at_its_topic(reader):
+    understanding = reader.understand("Anything on compaction I should read?")
+    assert understanding.focus_topics[0] == "Storage Engines"
+
+
+def test_a_question_with_no_topic_words_has_no_focus(reader):
+    assert reader.understand("I've read DIH. What should I read next?").interest == {}
