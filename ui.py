@@ -528,6 +528,23 @@ def build_app(state: AppState) -> gr.Blocks:
 
     # --- API / MCP tools -----------------------------------------------------------------------
 
+    def offer_reads(answers: list[dict[str, Any]]) -> gr.Button:
+        """After a reading-plan answer: one click adds what it counted as read (and the profile lacks)."""
+        last = answers[-1] if answers else {}
+        ids = [i for i in last.get("read_ids", []) if i not in state.read_ids()] if last.get("route") == "next" else []
+        return gr.Button(f"Add these {len(ids)} to my reads" if len(ids) > 1 else "Add this to my reads",
+                         visible=bool(ids))
+
+    def add_understood(answers: list[dict[str, Any]], interest: str, tier: str, topic: str, kind: str,
+                       unread: bool) -> tuple[gr.Button, str, pd.DataFrame, str, str]:
+        last = answers[-1] if answers else {}
+        known = {r.id for r in resources}
+        ids = [i for i in last.get("read_ids", []) if i in known] if last.get("route") == "next" else []
+        state.profile.mark_read(ids)
+        if ids:
+            gr.Info(f"Marked {len(ids)} as read.")
+        return (gr.Button(visible=False), *progress_view(interest), guide_view(tier, topic, kind, unread))
+
     def search(query: str, k: int = 5, tier: int | None = None, topic: str = "", kind: str = "",
                unread_only: bool = False) -> list[dict[str, Any]]:
         """Hybrid search (BM25 + embeddings + rerank, no LLM) over the tiered GPU performance-engineering reading list.
@@ -590,7 +607,8 @@ def build_app(state: AppState) -> gr.Blocks:
         Args:
             interest: What the learner wants to get good at, e.g. "attention kernels"; empty for the plain order.
             k: How many picks to return, 1 to 20.
-            read: Extra resource ids or URLs to count as read for this plan only (the stored progress is not changed).
+            read: What else to count as read for this plan only (the stored progress is not changed): resource ids,
+                URLs, or free text such as "the Tier 1 profiling material and siboehm's matmul post".
 
         Returns:
             picks (title, url, place, list_url, reason) and the focus topics the plan starts from.
@@ -599,13 +617,21 @@ def build_app(state: AppState) -> gr.Blocks:
 
         if problem := too_long(interest or ""):
             raise gr.Error(problem)
-        try:
-            extra = {resolve_resource(ref, resources).id for ref in (read or [])[:200]}
-        except UserError as exc:
-            raise gr.Error(str(exc)) from None
+        extra: set[str] = set()
+        for ref in (read or [])[:200]:
+            if problem := too_long(ref):
+                raise gr.Error(problem)
+            try:
+                extra.add(resolve_resource(ref, resources).id)
+            except UserError as exc:
+                understood = state.assistant().next_reads.reader.understand(f"I have read {ref}").read_ids
+                if not understood:
+                    raise gr.Error(f"{str(exc).rstrip('.')}, and it names nothing in the list as free text") from None
+                extra |= understood
         plan = state.plan(interest=interest or "", k=max(1, min(int(k), MAX_K)), extra_read=extra)
         return {
             "focus_topics": plan.focus_topics,
+            "counted_as_read": sorted(extra),
             "picks": [
                 {"id": p.resource.id, "title": p.resource.title, "url": p.resource.url, "kind": p.resource.kind,
                  "tier": p.resource.tier, "place": p.resource.place, "list_url": list_url + p.resource.list_anchor,
@@ -640,6 +666,7 @@ def build_app(state: AppState) -> gr.Blocks:
                         c_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic")
                         c_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind")
                         c_unread = gr.Checkbox(False, label="Unread only")
+                add_reads = gr.Button("Add these to my reads", visible=False, size="sm", elem_id="gg-add-reads")
                 clear = gr.Button("New conversation", size="sm")
                 answers = gr.State([])  # final Answers as dicts: the follow-up rewrite's history
                 # The question as sent: a hidden component, not a State, so its value travels with each queued
@@ -692,7 +719,10 @@ def build_app(state: AppState) -> gr.Blocks:
             ).then(
                 respond, [asked, chatbot, answers, backend, k, c_tier, c_topic, c_kind, c_unread], [chatbot, answers],
                 concurrency_id=LLM_CONCURRENCY, concurrency_limit=1, show_progress="minimal", api_visibility="private",
-            ).then(unlock, None, [question, send], queue=False, api_visibility="private")
+            ).then(unlock, None, [question, send], queue=False, api_visibility="private",
+                   ).then(offer_reads, [answers], add_reads, queue=False, api_visibility="private")
+        add_reads.click(add_understood, [answers, interest, g_tier, g_topic, g_kind, g_unread],
+                        [add_reads, summary, plot, next_panel, guide], queue=False, api_visibility="private")
         clear.click(lambda: ([], []), None, [chatbot, answers], queue=False, api_visibility="private")
         chatbot.clear(lambda: [], None, answers, queue=False, api_visibility="private")  # its own trash button
 

@@ -85,6 +85,20 @@ def test_next_reads_follows_tiers_and_skips_what_was_read(client: Client) -> Non
         client.predict("", 3, ["https://example.org/not-there"], api_name="/next_reads")
 
 
+def test_next_reads_accepts_free_text_for_what_was_read(client: Client) -> None:
+    plan = client.predict("", 3, ["the FlashAttention paper and the Triton intro post"], api_name="/next_reads")
+    assert set(plan["counted_as_read"]) == {"flashattention", "triton-intro"}
+    assert not {"flashattention", "triton-intro"} & {p["id"] for p in plan["picks"]}
+
+
+def test_ask_routes_a_reading_history_to_the_planner_and_says_what_it_understood(client: Client) -> None:
+    answer = client.predict("I've read the FlashAttention paper. What should I read next?", "extractive",
+                            api_name="/ask")
+    assert answer["route"] == "next" and answer["read_ids"] == ["flashattention"]
+    assert answer["text"].startswith("Counting as read: FlashAttention: Fast and Memory-Efficient Exact Attention.")
+    assert "flashattention" not in {c["resource_id"] for c in answer["citations"]}
+
+
 def test_binding_all_interfaces_without_auth_is_refused(capsys: pytest.CaptureFixture[str],
                                                         isolated_home: Path) -> None:
     status = main(["serve", "--host", "0.0.0.0", "--port", str(free_port())])
