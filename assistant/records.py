@@ -30,6 +30,14 @@ class Citation:
 
 
 @dataclass
+class Dropped:
+    """A generated sentence left out of the answer because verification could not support it."""
+
+    text: str
+    reason: str
+
+
+@dataclass
 class Answer:
     """`route` is `search` (answered from passages), `next` (reading planner) or `abstain`."""
 
@@ -42,6 +50,9 @@ class Answer:
     backend: str = ""
     fallback: str = ""  # why a configured LLM was not used (it failed, or its answer was unsupported)
     nearest_topics: list[str] = field(default_factory=list)
+    weak: bool = False  # retrieval found only a weak match: the answer is shown with a note saying so
+    dropped: list[Dropped] = field(default_factory=list)  # generated sentences verification removed
+    draft: str = ""  # the model's raw text, when it was generated (kept for inspection, never rendered as the answer)
     read_ids: list[str] = field(default_factory=list)  # `next`: resources the question says were read, not yet in the profile
     focus_topics: list[str] = field(default_factory=list)  # `next`: the topics the question asks about
 

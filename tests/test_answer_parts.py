@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from assistant.extractive import SourceText, extractive_answer
+from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
+from assistant.extractive import extractive_answer
 from assistant.followup import Turn, standalone_question
 from assistant.text import relevant_sentences, sentences
+from fixtures.index.corpus import load_corpus
+from index.records import ResourceHit
 
 PASSAGE = (
     "## Method\n\nFlashAttention is IO-aware, e.g. it tiles the softmax so blocks fit in SRAM. "
@@ -26,25 +29,34 @@ def test_relevant_sentences_keep_the_best_in_original_order():
     assert trimmed == "It avoids writing the attention matrix to HBM by recomputing it in the backward pass."
 
 
-def test_extractive_answer_cites_every_sentence_with_its_source_number():
-    sources = [
-        SourceText(1, "FlashAttention", (PASSAGE,)),
-        SourceText(2, "PagedAttention", ("PagedAttention stores the KV cache in fixed-size blocks like virtual memory pages.",)),
-    ]
-    answer = extractive_answer("how does FlashAttention avoid writing the attention matrix to HBM?", sources)
-    assert "attention matrix to HBM" in answer
-    for sentence in answer.split("]"):
-        if sentence.strip(" ."):
-            assert sentence.rstrip().endswith(("[1", "[2"))
+def evidence_of(*sources: list[tuple[str, float]]) -> Evidence:
+    """Evidence with source n+1 holding the given (sentence, relevance) pairs, on fixture resources."""
+    resources = load_corpus()[1]
+    return Evidence("q", [
+        EvidenceSource(n, ResourceHit(resources[n - 1], 1.0),
+                       [EvidenceSentence(text, n - 1, (0, i), rel) for i, (text, rel) in enumerate(sents)])
+        for n, sents in enumerate(sources, start=1)
+    ])
+
+
+def test_extractive_answer_quotes_the_most_relevant_evidence_first_each_with_its_source():
+    evidence = evidence_of(
+        [("It avoids writing the attention matrix to HBM by recomputing it.", 0.9), ("The paper has 12 pages.", 0.1)],
+        [("PagedAttention stores the KV cache in fixed-size blocks.", 0.5)],
+    )
+    assert extractive_answer(evidence, max_sentences=2) == (
+        "“It avoids writing the attention matrix to HBM by recomputing it” [1]. "
+        "“PagedAttention stores the KV cache in fixed-size blocks” [2]."
+    )
 
 
 def test_extractive_answer_takes_at_most_two_sentences_from_one_source():
-    answer = extractive_answer("FlashAttention attention HBM softmax SRAM", [SourceText(1, "FA", (PASSAGE,))])
-    assert answer.count("[1]") == 2
+    evidence = evidence_of([(f"Sentence number {i} about tiles.", 1.0 - i / 10) for i in range(4)])
+    assert extractive_answer(evidence).count("[1]") == 2
 
 
-def test_extractive_answer_is_empty_without_sources():
-    assert extractive_answer("anything", []) == ""
+def test_extractive_answer_is_empty_without_evidence():
+    assert extractive_answer(Evidence("anything")) == ""
 
 
 HISTORY = [Turn("which papers cover FlashAttention?", "which papers cover FlashAttention?", ["FlashAttention", "FlashAttention-2"])]

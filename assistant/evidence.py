@@ -1,0 +1,222 @@
+"""Evidence first: the sentences of the retrieved resources that answer the question, numbered by source.
+
+The same evidence is the LLM's whole context and the extractive answer's material, so what the model reads
+is what a reader can check. For the top resources, every sentence of their matched passages and of the
+passages' neighbouring chunks (plus the resource's catalog card) is a candidate; each is scored by
+
+    relevance = cosine(question, sentence)           (the packaged embedder, already loaded for search)
+              + lexical_weight × IDF-weighted share of the question's terms it contains (BM25-style overlap)
+              + rank_weight / (1 + resource rank)     (retrieval's own order, a small prior)
+
+and picked greedily by maximal marginal relevance (relevance − redundancy with what is already picked) until
+the token budget is spent: a short prompt keeps the first token fast on a 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from assistant.prompt import EvidenceBlock
+from assistant.text import sentences, terms
+from index.records import ResourceHit
+from ingest.records import Chunk, Resource
+from ingest.settings import LLMSettings
+
+log = logging.getLogger(__name__)
+
+MAX_SENTENCE_WORDS = 60  # a longer "sentence" is a flattened list or table: cut, it still reads as context
+MIN_SENTENCE_WORDS = 5
+
+
+@dataclass(frozen=True)
+class EvidenceSentence:
+    text: str
+    resource_rank: int  # 0 = retrieval's best resource
+    order: tuple[int, int]  # (chunk start, position in the chunk): document order within the resource
+    relevance: float
+    chunk_id: str = ""
+
+
+@dataclass
+class EvidenceSource:
+    """Source [n]: one resource and the sentences picked from it, in document order."""
+
+    n: int
+    hit: ResourceHit
+    sentences: list[EvidenceSentence]
+
+    @property
+    def resource(self) -> Resource:
+        return self.hit.resource
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+
+@dataclass
+class Evidence:
+    question: str
+    sources: list[EvidenceSource] = field(default_factory=list)
+    tokens: int = 0  # estimated prompt tokens of the rendered evidence
+    candidates: int = 0
+
+    def blocks(self) -> list[EvidenceBlock]:
+        return [EvidenceBlock(s.n, s.resource.title, tuple(x.text for x in s.sentences)) for s in self.sources]
+
+    def source(self, n: int) -> EvidenceSource | None:
+        return next((s for s in self.sources if s.n == n), None)
+
+    def ranked(self) -> list[tuple[EvidenceSource, EvidenceSentence]]:
+        """Every picked sentence with its source, most relevant first."""
+        pairs = [(src, sent) for src in self.sources for sent in src.sentences]
+        return sorted(pairs, key=lambda p: -p[1].relevance)
+
+
+def estimate_tokens(text: str) -> int:
+    """Prompt tokens of English technical text for the packaged Qwen tokenizer: about 3.6 characters each."""
+    return math.ceil(len(text) / 3.6) + 1
+
+
+def card_sentence(res: Resource) -> str:
+    """A catalog card as one sentence a reader (or a small LLM) can quote."""
+    by = f" by {res.authors}" if res.authors else ""
+    tier = f", Tier {res.tier}" if res.tier is not None else ""
+    note = f": {res.note.rstrip('.')}" if res.note else ""
+    return f"{res.title} is a {res.kind}{by} in the guide's {res.topic} › {res.section}{tier}{note}."
+
+
+class EvidenceSelector:
+    """Picks evidence over one loaded index (`searcher`: its chunk store and embedder)."""
+
+    def __init__(self, searcher: Any) -> None:
+        self.searcher = searcher
+        self._neighbours: dict[str, tuple[str | None, str | None]] | None = None
+        self._by_id: dict[str, Chunk] | None = None
+
+    # --- candidates ----------------------------------------------------------------------------
+
+    def _index_chunks(self) -> None:
+        """Chunk id → chunk, and each page chunk's previous and next chunk of the same page."""
+        chunks: list[Chunk] = list(self.searcher.chunks)
+        self._by_id = {c.chunk_id: c for c in chunks}
+        pages: dict[tuple[str, str], list[Chunk]] = defaultdict(list)
+        for c in chunks:
+            if c.source_kind != "card":
+                pages[(c.resource_id, c.url)].append(c)
+        self._neighbours = {}
+        for page in pages.values():
+            page.sort(key=lambda c: c.start)
+            for i, c in enumerate(page):
+                prev = page[i - 1].chunk_id if i > 0 else None
+                nxt = page[i + 1].chunk_id if i + 1 < len(page) else None
+                self._neighbours[c.chunk_id] = (prev, nxt)
+
+    def _page_chunks(self, hit: ResourceHit, neighbours: bool) -> list[Chunk]:
+        if self._neighbours is None or self._by_id is None:
+            self._index_chunks()
+        assert self._neighbours is not None and self._by_id is not None
+        out: dict[str, Chunk] = {}
+        for chunk, _ in hit.passages:
+            if chunk.source_kind == "card":
+                continue
+            out[chunk.chunk_id] = chunk
+            if neighbours:
+                for other in self._neighbours.get(chunk.chunk_id, (None, None)):
+                    if other and other in self._by_id:
+                        out.setdefault(other, self._by_id[other])
+        return sorted(out.values(), key=lambda c: c.start)
+
+    def candidates(self, hits: list[ResourceHit], neighbours: bool = True) -> list[EvidenceSentence]:
+        found: list[EvidenceSentence] = []
+        for rank, hit in enumerate(hits):
+            seen: set[str] = set()
+            card = card_sentence(hit.resource)
+            found.append(EvidenceSentence(card, rank, (-1, 0), 0.0, f"{hit.resource.id}:card"))
+            seen.add(card.lower())
+            for chunk in self._page_chunks(hit, neighbours):
+                for i, sent in enumerate(sentences(chunk.text)):
+                    words = sent.split()
+                    if len(words) < MIN_SENTENCE_WORDS:
+                        continue
+                    if len(words) > MAX_SENTENCE_WORDS:
+                        sent = " ".join(words[:MAX_SENTENCE_WORDS]) + " …"
+                    key = sent.lower()
+                    if key in seen:  # chunks overlap: the same sentence twice
+                        continue
+                    seen.add(key)
+                    found.append(EvidenceSentence(sent, rank, (chunk.start, i), 0.0, chunk.chunk_id))
+        return found
+
+    # --- selection -----------------------------------------------------------------------------
+
+    def select(self, question: str, hits: list[ResourceHit], cfg: LLMSettings) -> Evidence:
+        hits = hits[: cfg.evidence_resources]
+        pool = self.candidates(hits, neighbours=cfg.evidence_neighbours)
+        if not pool:
+            return Evidence(question)
+        embedder = self.searcher.embedder
+        q_vec = embedder.embed_query(question)
+        vecs = embedder.embed_documents([c.text for c in pool])
+        cos = vecs @ q_vec
+        lex = lexical_overlap(question, [c.text for c in pool])
+        relevance = cos + cfg.evidence_lexical_weight * lex + np.array(
+            [cfg.evidence_rank_weight / (1 + c.resource_rank) for c in pool]
+        )
+        picked = mmr(relevance, vecs, [estimate_tokens(c.text) + 1 for c in pool], cfg)
+        return self._number(question, hits, pool, relevance, picked)
+
+    def _number(self, question: str, hits: list[ResourceHit], pool: list[EvidenceSentence], relevance: np.ndarray,
+                picked: list[int]) -> Evidence:
+        by_rank: dict[int, list[EvidenceSentence]] = defaultdict(list)
+        for i in picked:
+            c = pool[i]
+            by_rank[c.resource_rank].append(EvidenceSentence(c.text, c.resource_rank, c.order, float(relevance[i]), c.chunk_id))
+        sources = []
+        for n, rank in enumerate(sorted(by_rank), start=1):
+            sents = sorted(by_rank[rank], key=lambda s: s.order)
+            sources.append(EvidenceSource(n, hits[rank], sents))
+        tokens = sum(estimate_tokens(s.resource.title) + sum(estimate_tokens(x.text) + 1 for x in s.sentences) for s in sources)
+        return Evidence(question, sources, tokens, len(pool))
+
+
+def lexical_overlap(question: str, texts: list[str]) -> np.ndarray:
+    """IDF-weighted share of the question's terms each text contains (IDF over the texts themselves), 0..1."""
+    q_terms = set(terms(question))
+    docs = [set(terms(t)) for t in texts]
+    df = Counter(t for d in docs for t in d if t in q_terms)
+    n = len(docs)
+    idf = {t: math.log(1 + n / df[t]) for t in df}
+    total = sum(idf.values())
+    if not total:
+        return np.zeros(len(texts))
+    return np.array([sum(idf[t] for t in d & idf.keys()) / total for d in docs])
+
+
+def mmr(relevance: np.ndarray, vecs: np.ndarray, costs: list[int], cfg: LLMSettings) -> list[int]:
+    """Maximal marginal relevance under a token budget: each pick maximises
+    λ·relevance − (1−λ)·(max cosine to the picks so far); candidates far below the best are never taken."""
+    budget = cfg.evidence_tokens
+    lam = cfg.evidence_mmr_lambda
+    floor = float(relevance.max()) - cfg.evidence_relevance_span
+    chosen: list[int] = []
+    spent = 0
+    redundancy = np.zeros(len(relevance))
+    available = np.array([r >= floor for r in relevance])
+    while available.any() and len(chosen) < cfg.evidence_max_sentences:
+        score = np.where(available, lam * relevance - (1 - lam) * redundancy, -np.inf)
+        i = int(np.argmax(score))
+        available[i] = False
+        if spent + costs[i] > budget:
+            if chosen:
+                continue  # a shorter one may still fit
+        chosen.append(i)
+        spent += costs[i]
+        redundancy = np.maximum(redundancy, vecs @ vecs[i])
+    return chosen

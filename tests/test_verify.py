@@ -1,0 +1,93 @@
+"""Sentence-level verification with the packaged embedder: what survives, what is dropped and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
+from assistant.verify import CUT_OFF, DECLINED, NO_SOURCE, UNSUPPORTED, Verifier, split_claims, strip_control
+from fixtures.index.corpus import embedder, load_corpus
+from index.records import ResourceHit
+from ingest.settings import Settings
+
+QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
+FLASH = (
+    "FlashAttention computes exact attention without writing the full attention matrix to GPU high bandwidth memory.",
+    "It splits queries, keys and values into blocks that fit in on-chip SRAM and uses an online softmax.",
+)
+VLLM = ("vLLM manages attention key and value memory with PagedAttention, which stores the cache in fixed-size blocks.",)
+
+
+@pytest.fixture(scope="module")
+def evidence() -> Evidence:
+    resources = {r.id: r for r in load_corpus()[1]}
+    sources = []
+    for n, (rid, sents) in enumerate([("flashattention", FLASH), ("vllm", VLLM)], start=1):
+        sentences = [EvidenceSentence(text, n - 1, (0, i), 1.0) for i, text in enumerate(sents)]
+        sources.append(EvidenceSource(n, ResourceHit(resources[rid], 1.0), sentences))
+    return Evidence(QUESTION, sources)
+
+
+@pytest.fixture(scope="module")
+def verifier(tmp_path_factory: pytest.TempPathFactory) -> Verifier:
+    settings = Settings(home=tmp_path_factory.mktemp("verify-home"))
+    return Verifier(embedder(settings), settings.llm)
+
+
+def test_a_sentence_its_source_supports_is_kept(verifier, evidence):
+    verdict = verifier.check("FlashAttention splits queries, keys and values into blocks that fit in SRAM [1].", evidence)
+    assert verdict.text == "FlashAttention splits queries, keys and values into blocks that fit in SRAM [1]."
+    assert not verdict.dropped
+
+
+def test_an_unsupported_sentence_is_dropped_and_the_rest_kept(verifier, evidence):
+    verdict = verifier.check(
+        "FlashAttention never writes the attention matrix to high bandwidth memory [1]. "
+        "It was first released for AMD MI300 accelerators in 2015 by a team at Intel [1].",
+        evidence,
+    )
+    assert verdict.text == "FlashAttention never writes the attention matrix to high bandwidth memory [1]."
+    assert [(d.render(), d.reason) for d in verdict.dropped] == [
+        ("It was first released for AMD MI300 accelerators in 2015 by a team at Intel [1].", UNSUPPORTED)
+    ]
+
+
+def test_a_made_up_marker_never_survives(verifier, evidence):
+    verdict = verifier.check("FlashAttention splits queries, keys and values into blocks [7].", evidence)
+    assert "[7]" not in verdict.text
+    assert verdict.dropped and verdict.dropped[0].reason == NO_SOURCE
+
+
+def test_a_made_up_marker_next_to_a_real_one_is_removed(verifier, evidence):
+    verdict = verifier.check("FlashAttention splits queries, keys and values into blocks that fit in SRAM [1][9].", evidence)
+    assert verdict.text == "FlashAttention splits queries, keys and values into blocks that fit in SRAM [1]."
+
+
+def test_a_sentence_citing_the_wrong_source_is_kept_under_the_one_that_supports_it(verifier, evidence):
+    verdict = verifier.check("vLLM stores the key and value cache in fixed-size blocks with PagedAttention [1].", evidence)
+    assert verdict.text == "vLLM stores the key and value cache in fixed-size blocks with PagedAttention [2]."
+    assert verdict.kept[0].corrected
+
+
+def test_a_sentence_saying_the_sources_do_not_cover_it_is_a_decline_not_an_answer(verifier, evidence):
+    verdict = verifier.check("The sources do not mention how FlashAttention avoids HBM writes [1].", evidence)
+    assert not verdict.kept
+    assert verdict.declined and verdict.dropped[0].reason == DECLINED
+
+
+def test_a_sentence_cut_off_by_the_length_limit_is_dropped(verifier, evidence):
+    verdict = verifier.check("FlashAttention computes exact attention without writing the matrix to HBM [1]. It then uses an online", evidence)
+    assert verdict.text == "FlashAttention computes exact attention without writing the matrix to HBM [1]."
+    assert verdict.dropped[0].reason == CUT_OFF
+
+
+def test_a_marker_written_after_the_full_stop_stays_with_its_sentence():
+    claims = split_claims("FlashAttention tiles attention through SRAM. [1] PagedAttention uses blocks. [2]")
+    assert [(c.text, c.cited) for c in claims] == [
+        ("FlashAttention tiles attention through SRAM", [1]), ("PagedAttention uses blocks", [2])
+    ]
+
+
+def test_control_tokens_never_reach_the_text():
+    assert strip_control("It tiles [1].<|im_end|><|im_start|>assistant\n</s>") == "It tiles [1].assistant\n"
+    assert [c.text for c in split_claims("It tiles SRAM blocks [1].<|im_end|>")] == ["It tiles SRAM blocks"]
