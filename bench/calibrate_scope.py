@@ -25,6 +25,7 @@ weights and thresholds are what `ingest/settings.py` holds.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import math
@@ -42,8 +43,11 @@ log = logging.getLogger("calibrate_scope")
 
 SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
 OUT_OF_SCOPE = ROOT / "bench" / "data" / "out-of-scope-questions.jsonl"
+WRITTEN = ROOT / "bench" / "data" / "next-questions.jsonl"  # its "search" questions, written by hand (routing examples)
+# Hand-labelled: the routing examples among them that ask about something outside the guide.
+WRITTEN_OUT_OF_SCOPE = {"s36", "s37", "s38", "s39", "s40"}
 FOLDS = 5
-L2 = 1.0  # ridge penalty on standardised weights
+L2_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)  # ridge penalties on standardised weights, chosen by CV
 OUTCOMES = ("answer", "weak", "out_of_scope")
 
 
@@ -57,12 +61,13 @@ def collect(searcher: Any, questions: list[dict[str, Any]], k: int = 10) -> list
 
     rows = []
     for q in questions:
+        in_scope = not q["source"].endswith("outofscope")
         hits = searcher.search(q["question"], k=k)
         features = searcher.scope_features(q["question"], hits)
         gold = {normalize_url(g) for g in q.get("gold") or []}
         ranks = [i for i, h in enumerate(hits, start=1) if normalize_url(h.url) in gold]
         rows.append({
-            "id": q["id"], "in_scope": bool(gold), "fold": int(q.get("fold", 0)), "kind": q.get("kind", ""),
+            "id": q["id"], "in_scope": in_scope, "fold": int(q["fold"]), "kind": q.get("kind", ""), "source": q["source"],
             "features": features.values(), "gold_rank": ranks[0] if ranks else None,
         })
     return rows
@@ -72,7 +77,7 @@ def matrix(rows: list[dict[str, Any]]) -> np.ndarray:
     return np.array([[r["features"][f] for f in SCOPE_FEATURES] for r in rows], dtype=np.float64)
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
     """Class-balanced logistic regression by Newton's method on standardised features; returns raw-scale weights
     and intercept (so the settings hold plain log-odds weights per feature)."""
     mean, std = x.mean(axis=0), x.std(axis=0)
@@ -98,6 +103,26 @@ def probabilities(x: np.ndarray, weights: np.ndarray, intercept: float) -> np.nd
     return 1 / (1 + np.exp(-(x @ weights + intercept)))
 
 
+def choose_l2(rows: list[dict[str, Any]]) -> tuple[float, dict[str, float]]:
+    """The ridge penalty with the lowest class-balanced log-loss on held-out folds."""
+    x, y = matrix(rows), np.array([r["in_scope"] for r in rows], dtype=np.float64)
+    folds = np.array([r["fold"] for r in rows])
+    losses = {}
+    for l2 in L2_GRID:
+        per_fold = []
+        for fold in range(FOLDS):
+            test, train = folds == fold, folds != fold
+            if not test.any():
+                continue
+            weights, intercept = fit_logistic(x[train], y[train], l2)
+            p = np.clip(probabilities(x[test], weights, intercept), 1e-6, 1 - 1e-6)
+            yt = y[test]
+            per_fold.append(0.5 * -np.log(p[yt == 1]).mean() + 0.5 * -np.log(1 - p[yt == 0]).mean())
+        losses[str(l2)] = round(float(np.mean(per_fold)), 4)
+    best = min(L2_GRID, key=lambda l2: losses[str(l2)])
+    return best, losses
+
+
 def midpoint_below(values: np.ndarray, allowed: int) -> float:
     """A threshold with at most `allowed` of `values` strictly below it: halfway between the allowed-th and
     the next value, so it is not fitted to one question."""
@@ -108,8 +133,11 @@ def midpoint_below(values: np.ndarray, allowed: int) -> float:
     return (low + float(v[allowed])) / 2
 
 
-def choose_thresholds(p_in: np.ndarray, p_out: np.ndarray, max_refused: float, weak_oos: float, max_weak: float) -> tuple[float, float]:
+def choose_thresholds(
+    p_in: np.ndarray, p_out: np.ndarray, max_refused: float, oos_refused: float, weak_oos: float, max_weak: float
+) -> tuple[float, float]:
     abstain = midpoint_below(p_in, math.floor(max_refused * len(p_in)))
+    abstain = min(abstain, midpoint_below(p_out, math.ceil(oos_refused * len(p_out))))
     weak = float(np.quantile(p_out, weak_oos)) if len(p_out) else abstain
     weak = min(weak, midpoint_below(p_in, math.floor(max_weak * len(p_in))))
     return abstain, max(weak, abstain)
@@ -155,10 +183,10 @@ def cross_validate(rows: list[dict[str, Any]], features: list[str], args: argpar
         test, train = folds == fold, folds != fold
         if not test.any():
             continue
-        weights, intercept = fit_logistic(x[train], y[train])
+        weights, intercept = fit_logistic(x[train], y[train], args.l2)
         p_train = probabilities(x[train], weights, intercept)
         abstain, weak = choose_thresholds(
-            p_train[y[train] == 1], p_train[y[train] == 0], args.max_refused, args.weak_oos, args.max_weak
+            p_train[y[train] == 1], p_train[y[train] == 0], args.max_refused, args.oos_refused, args.weak_oos, args.max_weak
         )
         held_p[test] = probabilities(x[test], weights, intercept)
         for i in np.flatnonzero(test):
@@ -176,9 +204,9 @@ def cross_validate(rows: list[dict[str, Any]], features: list[str], args: argpar
 
 def final_model(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     x, y = matrix(rows), np.array([r["in_scope"] for r in rows], dtype=np.float64)
-    weights, intercept = fit_logistic(x, y)
+    weights, intercept = fit_logistic(x, y, args.l2)
     p = probabilities(x, weights, intercept)
-    abstain, weak = choose_thresholds(p[y == 1], p[y == 0], args.max_refused, args.weak_oos, args.max_weak)
+    abstain, weak = choose_thresholds(p[y == 1], p[y == 0], args.max_refused, args.oos_refused, args.weak_oos, args.max_weak)
     return {
         "scope_weights": {f: round(float(w), 4) for f, w in zip(SCOPE_FEATURES, weights, strict=True)},
         "scope_intercept": round(intercept, 4),
@@ -203,48 +231,79 @@ def dev_report(searcher: Any, model: dict[str, Any]) -> dict[str, Any] | None:
     return {"label": "dev set (report only; nothing was chosen on it)", "n": len(rows), "confusion": confusion(rows, outcomes)}
 
 
+def load_calibration_questions() -> list[dict[str, Any]]:
+    """Our three sources, each question tagged with its source and fold (grouped: resource, field, question)."""
+    out = [{**q, "source": "synthetic"} for q in read_jsonl(SYNTHETIC) if q.get("gold")]
+    out += [{**q, "source": "outofscope"} for q in read_jsonl(OUT_OF_SCOPE)]
+    if WRITTEN.exists():
+        out += [
+            {**q, "source": "written-outofscope" if q["id"] in WRITTEN_OUT_OF_SCOPE else "written",
+             "fold": int(hashlib.sha1(q["id"].encode()).hexdigest(), 16) % FOLDS}
+            for q in read_jsonl(WRITTEN) if q.get("kind") == "search"
+        ]
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", type=Path, help="data dir with the real corpus indexed (default: bench's)")
+    parser.add_argument("--rows", type=Path, help="reuse (or write) the per-question features here (JSON)")
     parser.add_argument("--max-refused", type=float, default=0.02, help="in-scope share the abstain threshold may refuse (training folds)")
+    parser.add_argument("--oos-refused", type=float, default=0.85, help="out-of-scope share the abstain threshold aims to refuse (training folds)")
     parser.add_argument("--weak-oos", type=float, default=0.95, help="out-of-scope share the weak threshold sits above")
     parser.add_argument("--max-weak", type=float, default=0.2, help="in-scope share the weak threshold may mark weak")
+    parser.add_argument("--l2", type=float, help="ridge penalty on standardised weights (default: chosen by CV log-loss)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     settings = real_corpus_settings(args.home) if args.home else real_corpus_settings()
     from index.search import load_searcher
 
     searcher = load_searcher(settings)
-    synthetic = [q for q in read_jsonl(SYNTHETIC) if q.get("gold")]
-    out_of_scope = read_jsonl(OUT_OF_SCOPE)
+    questions = load_calibration_questions()
     started = time.perf_counter()
-    rows = collect(searcher, synthetic + out_of_scope)
+    if args.rows and args.rows.exists():
+        rows = json.loads(args.rows.read_text(encoding="utf-8"))
+    else:
+        rows = collect(searcher, questions)
+        if args.rows:
+            args.rows.write_text(json.dumps(rows), encoding="utf-8")
     log.info("features for %d questions in %.1fs", len(rows), time.perf_counter() - started)
+    report = calibrate(rows, args)
+    report["dev_set"] = dev_report(searcher, report["final"])
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    json.dump(report, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+def calibrate(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    """Held-out folds for the full model and for the best-cosine-only model, then the final fit."""
+    losses = None
+    if args.l2 is None:
+        args.l2, losses = choose_l2(rows)
     full = cross_validate(rows, list(SCOPE_FEATURES), args)
     cosine_only = cross_validate(rows, ["cos_top"], args)
     outcomes = full.pop("_outcomes")
     cosine_only.pop("_outcomes")
-    in_rows = [(r, o) for r, o in zip(rows, outcomes, strict=True) if r["in_scope"]]
-    model = final_model(rows, args)
-    report = {
-        "data": {
-            "in_scope": {"file": str(SYNTHETIC.relative_to(ROOT)), "n": len(synthetic)},
-            "out_of_scope": {"file": str(OUT_OF_SCOPE.relative_to(ROOT)), "n": len(out_of_scope)},
-            "folds": FOLDS,
-        },
-        "rules": {"max_refused": args.max_refused, "weak_oos": args.weak_oos, "max_weak": args.max_weak, "l2": L2},
+    by_source = {
+        source: confusion([r for r in rows if r["source"] == source], [o for r, o in zip(rows, outcomes, strict=True) if r["source"] == source])
+        for source in sorted({r["source"] for r in rows})
+    }
+    counts = {source: sum(r["source"] == source for r in rows) for source in by_source}
+    return {
+        "data": {"files": {"synthetic": str(SYNTHETIC.relative_to(ROOT)), "outofscope": str(OUT_OF_SCOPE.relative_to(ROOT)),
+                           "written": f"{WRITTEN.relative_to(ROOT)} (kind search)"}, "n": counts, "folds": FOLDS},
+        "rules": {k: getattr(args, k) for k in ("max_refused", "oos_refused", "weak_oos", "max_weak", "l2")},
+        "l2_held_out_log_loss": losses,
         "held_out": full,
+        "held_out_by_source": by_source,
         "held_out_cosine_only": cosine_only,
         "held_out_in_scope_refused_with_gold_in_top10": sum(
-            1 for r, o in in_rows if o == "out_of_scope" and r["gold_rank"] is not None
+            1 for r, o in zip(rows, outcomes, strict=True)
+            if r["in_scope"] and o == "out_of_scope" and r["gold_rank"] is not None
         ),
-        "final": model,
-        "dev_set": dev_report(searcher, model),
-        "seconds": round(time.perf_counter() - started, 1),
+        "final": final_model(rows, args),
     }
-    json.dump(report, sys.stdout, indent=2)
-    print()
-    return 0
 
 
 if __name__ == "__main__":

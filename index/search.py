@@ -302,9 +302,10 @@ class Searcher:
         shown, not what the guide covers) plus whether one of `hits` matches on its own fields."""
         base = self._scope_cache.get(query)
         if base is None:
+            text = self.retrieval_query(query).text  # typos corrected, as the retrievers read it
             depth = min(len(self.store.chunks), max(SCOPE_DEPTH, self.settings.index.candidates))
             base = self.scope.features(
-                query, self.dense_rows(query, depth, None), self.bm25.scores(query), self.store.resource_rows,
+                text, self.dense_rows(text, depth, None), self.bm25.scores(text), self.store.resource_rows,
                 self.store.chunks, strong=False,
             )
             if len(self._scope_cache) >= SCOPE_CACHE:
