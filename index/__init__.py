@@ -4,7 +4,8 @@ Public API (imported lazily, so `import index` stays cheap):
 
 * `build_index(chunks, resources, settings, rebuild=False) -> BuildReport`
 * `load_searcher(settings) -> Searcher`; `Searcher.search(query, k, mode, tier, topic, kind, exclude_read)
-  -> list[ResourceHit]`; `Searcher.abstains(hits) -> bool`
+  -> list[ResourceHit]`; `Searcher.outcome(query, hits) -> "answer" | "weak" | "out_of_scope"`;
+  `Searcher.abstains(hits) -> bool` (outcome is out_of_scope)
 * `run_eval(questions_path, modes, k, settings=..., planner=...) -> dict`
 * `GuideRetriever` (LangChain `BaseRetriever`)
 * `IndexLoadError` (alias `IndexError_`): the one-line "run `gpuguide index --rebuild`" error
@@ -24,6 +25,7 @@ _EXPORTS = {
     "IndexLoadError": "index.records",
     "IndexError_": "index.records",
     "MODES": "index.records",
+    "OUTCOMES": "index.records",
     "run_eval": "index.evaluate",
     "ALL_MODES": "index.evaluate",
     "GuideRetriever": "index.retriever",
