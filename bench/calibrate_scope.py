@@ -47,6 +47,7 @@ WRITTEN = ROOT / "bench" / "data" / "next-questions.jsonl"  # its "search" quest
 # Hand-labelled: the routing examples among them that ask about something outside the guide.
 WRITTEN_OUT_OF_SCOPE = {"s36", "s37", "s38", "s39", "s40"}
 FOLDS = 5
+LATENCY_N = 60  # questions timed for the latency comparison
 L2_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)  # ridge penalties on standardised weights, chosen by CV
 OUTCOMES = ("answer", "weak", "out_of_scope")
 
@@ -231,6 +232,24 @@ def dev_report(searcher: Any, model: dict[str, Any]) -> dict[str, Any] | None:
     return {"label": "dev set (report only; nothing was chosen on it)", "n": len(rows), "confusion": confusion(rows, outcomes)}
 
 
+def latency(searcher: Any, questions: list[str]) -> dict[str, Any]:
+    """What judging the outcome adds to a search: search alone vs. the outcome after it (new queries each time,
+    the query embedding shared as in the product), same questions, same run."""
+    from common import percentiles
+
+    searcher._scope_cache.clear()
+    search_s, outcome_s = [], []
+    for q in questions:
+        searcher.embedder.forget_queries()
+        started = time.perf_counter()
+        hits = searcher.search(q, k=10)
+        search_s.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        searcher.outcome(q, hits)
+        outcome_s.append(time.perf_counter() - started)
+    return {"search": percentiles(search_s), "outcome_after_search": percentiles(outcome_s)}
+
+
 def load_calibration_questions() -> list[dict[str, Any]]:
     """Our three sources, each question tagged with its source and fold (grouped: resource, field, question)."""
     out = [{**q, "source": "synthetic"} for q in read_jsonl(SYNTHETIC) if q.get("gold")]
@@ -270,6 +289,7 @@ def main() -> int:
     log.info("features for %d questions in %.1fs", len(rows), time.perf_counter() - started)
     report = calibrate(rows, args)
     report["dev_set"] = dev_report(searcher, report["final"])
+    report["latency"] = latency(searcher, [q["question"] for q in questions[:: max(1, len(questions) // LATENCY_N)]])
     report["seconds"] = round(time.perf_counter() - started, 1)
     json.dump(report, sys.stdout, indent=2)
     print()

@@ -81,6 +81,8 @@ class ScopeEstimator:
         self._position = {r.id: i for i, r in enumerate(fields.resources)}
         self._idf = _chunk_idf(bm25)
         self._idf_unseen = math.log(1 + 2 * max(bm25.n_docs, 1))
+        self._token_ids: dict[str, int] = getattr(bm25.model, "vocab_dict", None) or {}
+        self._postings = _postings(bm25)
 
     def unknown_words(self, text: str) -> list[str]:
         """Specialised words of the query that nothing in the corpus mentions."""
@@ -96,6 +98,19 @@ class ScopeEstimator:
 
     def _typo_of_known(self, token: str) -> bool:
         return len(token) >= 4 and process.extractOne(token, self.long_vocab, scorer=fuzz.ratio, score_cutoff=80) is not None
+
+    def _contains(self, term: str, rows: np.ndarray, chunks: Sequence[Chunk]) -> np.ndarray:
+        """Which of `rows` hold `term`: read from the BM25 postings (sorted row ids per token), so no passage is
+        tokenized again; without postings, by tokenizing the passages."""
+        if self._postings is None:
+            return np.array([term in self.tokenizer(chunks[int(r)].indexed_text) for r in rows], dtype=np.float64)
+        index = self._token_ids.get(term)
+        indptr, indices = self._postings
+        if index is None or index + 1 >= len(indptr):
+            return np.zeros(len(rows))
+        posting = indices[indptr[index] : indptr[index + 1]]
+        at = np.minimum(np.searchsorted(posting, rows), max(len(posting) - 1, 0))
+        return (posting[at] == rows).astype(np.float64) if len(posting) else np.zeros(len(rows))
 
     def idf(self, token: str) -> float:
         return self._idf.get(token, self._idf_unseen)
@@ -140,9 +155,11 @@ class ScopeEstimator:
         total_idf = sum(self.idf(t) for t in terms)
         cover = 0.0
         if terms and total_idf > 0:
-            for row in list(d_rows[:COVER_DEPTH]) + list(b_rows[:COVER_DEPTH]):
-                words = set(self.tokenizer(chunks[int(row)].indexed_text))
-                cover = max(cover, sum(self.idf(t) for t in terms if t in words) / total_idf)
+            top = np.array(list(dict.fromkeys(int(r) for r in [*d_rows[:COVER_DEPTH], *b_rows[:COVER_DEPTH]])), dtype=np.int64)
+            found = np.zeros(len(top))
+            for term in terms:
+                found += self.idf(term) * self._contains(term, top, chunks)
+            cover = float(found.max()) / total_idf if len(top) else 0.0
         cos_top = float(d_cos[0]) if len(d_cos) else 0.0
         tail = float(d_cos[min(SPREAD_DEPTH, len(d_cos)) - 1]) if len(d_cos) else 0.0
         return ScopeFeatures(
@@ -168,16 +185,24 @@ def _distinct(groups: np.ndarray, n: int) -> list[int]:
     return out
 
 
+def _postings(bm25: BM25Index) -> tuple[np.ndarray, np.ndarray] | None:
+    """The BM25 model's (indptr, row ids) per token id, with a closing offset; None when it has none."""
+    scores = getattr(bm25.model, "scores", None) or {}
+    if bm25.n_docs == 0 or "indptr" not in scores or "indices" not in scores:
+        return None
+    indptr = np.asarray(scores["indptr"], dtype=np.int64)
+    indices = np.asarray(scores["indices"], dtype=np.int64)
+    if indptr[-1] != len(indices):
+        indptr = np.append(indptr, len(indices))
+    return indptr, indices
+
+
 def _chunk_idf(bm25: BM25Index) -> dict[str, float]:
     """Per-token IDF over chunks, read from the BM25 model's postings (no second pass over the corpus)."""
-    model = bm25.model
-    vocab: dict[str, int] = getattr(model, "vocab_dict", None) or {}
-    scores = getattr(model, "scores", None) or {}
-    if not vocab or "indptr" not in scores:
+    postings = _postings(bm25)
+    vocab: dict[str, int] = getattr(bm25.model, "vocab_dict", None) or {}
+    if postings is None or not vocab:
         return {}
-    indptr = np.asarray(scores["indptr"], dtype=np.int64)
-    if len(indptr) == len(vocab):
-        indptr = np.append(indptr, len(scores["data"]))
-    df = np.diff(indptr)
+    df = np.diff(postings[0])
     n = max(bm25.n_docs, 1)
     return {token: math.log(1 + n / max(int(df[i]), 1)) for token, i in vocab.items() if i < len(df)}
