@@ -145,24 +145,39 @@ def render_sources(answer: Answer) -> str:
             f'<ol class="gg-source-list">{"".join(items)}</ol></details>')
 
 
+def render_dropped(answer: Answer) -> str:
+    """Generated sentences the source check removed, struck through with the reason: nothing is hidden."""
+    if not answer.dropped:
+        return ""
+    items = "".join(
+        f'<li><del>{esc(d.text)}</del> <span class="gg-note">({esc(d.reason)})</span></li>' for d in answer.dropped
+    )
+    return (f'<div class="gg-dropped"><span class="gg-note">Removed by the source check:</span>'
+            f'<ul class="gg-dropped-list">{items}</ul></div>')
+
+
 def render_answer(answer: Answer, pending: str = "") -> str:
-    """One assistant message: the answer with linked [n], a discreet fallback note, the sources panel."""
-    parts = [f'<div class="gg-answer">{_text_with_links(answer.text, answer.citations)}</div>']
+    """One assistant message: the answer with linked [n], its notes (weak match, why the sources are quoted,
+    sentences the check removed), the sources panel. With `pending` the text is still being written."""
+    parts = [f'<div class="gg-answer">{_text_with_links(answer.text, answer.citations)}</div>'] if answer.text else []
+    if answer.weak:
+        parts.append('<div class="gg-note gg-weak">Weak match: the guide\'s closest sources may not answer this '
+                     'exactly.</div>')
     if answer.fallback:
-        parts.append(f'<div class="gg-note">Extractive answer shown ({esc(answer.fallback)}).</div>')
+        parts.append(f'<div class="gg-note gg-fallback">Quoted from the sources ({esc(answer.fallback)}).</div>')
+    parts.append(render_dropped(answer))
     if pending:
-        parts.append(f'<div class="gg-note gg-pending">Writing a fuller answer with {esc(pending)}…</div>')
+        parts.append(f'<div class="gg-note gg-pending">{esc(pending)} is writing an answer from these sources…</div>')
     parts.append(render_sources(answer))
     return f'<div class="gg-message">{"".join(parts)}</div>'
 
 
-def render_streaming(instant: Answer, draft: str, backend: str) -> str:
-    """While tokens stream: the instant answer stays readable, the draft grows below it as plain text
-    (its [n] are not checked yet); the final answer replaces both."""
-    return (f'<div class="gg-message"><div class="gg-answer">{_text_with_links(instant.text, instant.citations)}</div>'
-            f'<div class="gg-draft"><span class="gg-note gg-pending">{esc(backend)} is writing (citations are '
-            f'checked when it is done):</span><br>{esc(draft).replace(chr(10), "<br>")}▌</div>'
-            f'{render_sources(instant)}</div>')
+def render_streaming(sources: Answer, draft: str, backend: str) -> str:
+    """While tokens stream: the draft grows above the sources as plain text (its [n] are not checked yet);
+    the verified answer takes its place when it is done."""
+    return (f'<div class="gg-message"><div class="gg-draft"><span class="gg-note gg-pending">{esc(backend)} is '
+            f'writing (each sentence is checked against its source when it is done):</span><br>'
+            f'{esc(draft).replace(chr(10), "<br>")}▌</div>{render_sources(sources)}</div>')
 
 
 def render_user(question: str) -> str:
@@ -355,6 +370,9 @@ CSS = """
 .gg-note { color: var(--body-text-color-subdued); font-size: 0.85em; }
 .gg-pending { font-style: italic; }
 .gg-draft { margin-top: .5em; padding: .3em .6em; border-left: 3px solid var(--color-accent); }
+.gg-dropped { margin-top: .3em; }
+.gg-dropped-list { margin: .1em 0 0 1.2em; padding: 0; font-size: .85em; }
+.gg-dropped del { color: var(--body-text-color-subdued); }
 .gg-ref { font-weight: 600; text-decoration: none; margin-left: 1px; }
 .gg-sources { margin-top: .6em; border-top: 1px solid var(--border-color-primary); padding-top: .4em; }
 .gg-sources summary { cursor: pointer; font-weight: 600; font-size: .9em; }
@@ -424,9 +442,10 @@ def user_turn(message: str, history: Messages) -> tuple[Messages, str]:
 def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, history: Messages,
                answers: list[dict[str, Any]], backend: str,
                filters: dict[str, Any]) -> Iterator[tuple[Messages, list[dict[str, Any]]]]:
-    """The reply as it grows, after `user_turn`: a placeholder, then the instant extractive answer with its
-    sources, then the LLM's draft as it streams, then the final answer in its place. `answers` keeps each
-    final Answer (as a dict) so the next question can be rewritten from the previous turns."""
+    """The reply as it grows, after `user_turn`: a placeholder, then the sources (with the extractive backend,
+    its quoted answer, which is final), then the LLM's draft as it streams, then the verified answer in the
+    draft's place: one answer, never an instant one replaced by another. `answers` keeps each final Answer
+    (as a dict) so the next question can be rewritten from the previous turns."""
     history = list(history)
     if not question:
         yield history, answers
@@ -442,8 +461,8 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, 
     try:
         for event in stream(query):
             if event.kind == "sources" and event.answer is not None:
-                instant = event.answer
-                waiting = backend if backend != "extractive" and instant.route == "search" else ""
+                instant = event.answer  # with an LLM backend: the sources, no text yet
+                waiting = backend if backend != "extractive" and instant.route == "search" and not instant.text else ""
                 history[-1] = {"role": "assistant", "content": render_answer(instant, pending=waiting)}
             elif event.kind == "token" and instant is not None:
                 draft += event.token

@@ -343,17 +343,24 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         if event.kind == "sources" and event.answer is not None and settings.llm.backend != "extractive" and not event.answer.abstained and event.answer.route == "search":
             print("sources: " + "; ".join(f"[{c.n}] {c.title}" for c in event.answer.citations), flush=True)
         elif event.kind == "token":
-            print(event.token, end="", flush=True)
+            # The unchecked draft goes to stderr as it streams; stdout gets only the verified answer.
+            print(("draft: " if not streamed else "") + event.token, end="", file=sys.stderr, flush=True)
             streamed = True
         elif event.kind == "final":
             answer = event.answer
     if streamed:
-        print("\n")
+        print("\n", file=sys.stderr)
     assert answer is not None
-    if not streamed or answer.fallback:
-        if answer.fallback:
-            print(f"(answer below is extractive: {answer.fallback})")
-        print(answer.text + "\n")
+    if answer.weak:
+        print("(weak match: the guide's closest sources may not answer this exactly)")
+    if answer.fallback:
+        print(f"(quoted from the sources: {answer.fallback})")
+    print(answer.text + "\n")
+    if answer.dropped:
+        print("removed by the source check:")
+        for d in answer.dropped:
+            print(f"  - {d.text} ({d.reason})")
+        print()
     for c in answer.citations:
         print(f"[{c.n}] {c.title} — {c.place}\n    {c.url}\n    in the list: {c.list_url}")
     return 0

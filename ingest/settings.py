@@ -165,16 +165,23 @@ class LLMSettings(BaseModel):
     )
     answer_sentences: int = Field(3, ge=1, le=6, description="At most this many sentences in a generated answer")
     evidence_resources: int = Field(4, ge=1, description="Top resources whose passages feed the evidence")
-    evidence_neighbours: bool = Field(True, description="Also read the chunks around each matched passage")
+    evidence_neighbours: bool = Field(
+        False, description="Also read the chunks around each matched passage (no gain on the synthetic set, "
+        "twice the sentences to embed)",
+    )
     evidence_tokens: int = Field(
         220, ge=40, description="Token budget of the evidence in the prompt (prompt speed is ~47 tokens/s on 2 cores)"
     )
     evidence_max_sentences: int = Field(8, ge=1, description="At most this many evidence sentences")
-    evidence_lexical_weight: float = Field(0.3, ge=0, description="Weight of question-term overlap next to cosine")
-    evidence_rank_weight: float = Field(0.1, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
-    evidence_mmr_lambda: float = Field(0.75, gt=0, le=1, description="MMR: relevance vs. redundancy with picks")
+    evidence_lexical_weight: float = Field(0.5, ge=0, description="Weight of question-term overlap next to cosine")
+    evidence_rank_weight: float = Field(0.05, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
+    evidence_mmr_lambda: float = Field(
+        0.75, gt=0, le=1,
+        description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
+        "(the question's own passage among the picks), see bench/tune_evidence.py",
+    )
     evidence_relevance_span: float = Field(
-        0.35, gt=0, description="Never pick a sentence whose relevance is this far below the best one's"
+        1.0, gt=0, description="Never pick a sentence whose relevance is this far below the best one's"
     )
     verify_min_cosine: float = Field(
         0.55, description="A generated sentence is supported when its cosine to a cited evidence sentence reaches this"

@@ -217,7 +217,7 @@ def _answer(text: str, title: str = "FlashAttention", url: str = "https://exampl
                   standalone_question="How does FlashAttention avoid HBM?", backend="extractive", **extra)
 
 
-def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_answer() -> None:
+def test_chat_shows_the_sources_then_the_streamed_draft_then_the_verified_answer_in_its_place() -> None:
     import ui
     from assistant.chain import AnswerEvent
 
@@ -225,7 +225,7 @@ def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_an
 
     def stream(query):
         seen.append(query)
-        yield AnswerEvent("sources", _answer("Instant answer [1]."))
+        yield AnswerEvent("sources", _answer(""))  # an LLM backend: the sources come first, no text
         yield AnswerEvent("token", token="Flash")
         yield AnswerEvent("token", token="Attention tiles [1]")
         yield AnswerEvent("final", _answer("FlashAttention tiles [1]."))
@@ -235,10 +235,10 @@ def test_chat_shows_the_instant_answer_then_the_streamed_draft_then_the_final_an
     steps = list(ui.chat_reply(stream, question, shown, [], "embedded", {"k": 3}))
     contents = [history[-1]["content"] for history, _ in steps]
     assert "Searching the guide" in contents[0]
-    assert "Instant answer" in contents[1] and "Writing a fuller answer with embedded" in contents[1]
-    assert "gg-source" in contents[1]
+    assert "gg-source" in contents[1] and "embedded is writing an answer" in contents[1]
+    assert "gg-answer" not in contents[1]  # nothing shown that the verified answer would replace
     assert "FlashAttention tiles [1]▌" in contents[3] and "gg-source" in contents[3]
-    assert "gg-pending" not in contents[-1] and 'class="gg-ref"' in contents[-1]
+    assert "gg-pending" not in contents[-1] and "gg-draft" not in contents[-1] and 'class="gg-ref"' in contents[-1]
     history, answers = steps[-1]
     assert [m["role"] for m in history] == ["user", "assistant"] and len(answers) == 1
 
@@ -253,10 +253,10 @@ def test_a_fallback_is_mentioned_and_an_oversized_question_is_refused() -> None:
     from assistant.chain import AnswerEvent
 
     def stream(query):
-        yield AnswerEvent("final", _answer("Quoted [1].", fallback="embedded failed: no model"))
+        yield AnswerEvent("final", _answer("“Quoted” [1].", fallback="embedded failed: no model"))
 
     *_, (history, _) = ui.chat_reply(stream, "q?", [], [], "embedded", {})
-    assert "Extractive answer shown (embedded failed: no model)" in history[-1]["content"]
+    assert "Quoted from the sources (embedded failed: no model)" in history[-1]["content"]
 
     def never(query):
         raise AssertionError("an oversized question must not reach the chain")
@@ -265,6 +265,22 @@ def test_a_fallback_is_mentioned_and_an_oversized_question_is_refused() -> None:
     assert len(shown[0]["content"]) < 2100  # the echo is cut, the question is refused whole
     *_, (history, answers) = ui.chat_reply(never, question, shown, [], "extractive", {})
     assert "limit is 2000" in history[-1]["content"] and answers == []
+
+
+def test_sentences_the_source_check_removed_are_shown_struck_through_with_the_reason() -> None:
+    import ui
+    from assistant.records import Dropped
+
+    html = ui.render_answer(_answer("FlashAttention tiles [1].", dropped=[Dropped("It runs on <b>TPUs</b> [1].", "not supported")]))
+    assert "<del>It runs on &lt;b&gt;TPUs&lt;/b&gt; [1].</del>" in html and "(not supported)" in html
+    assert html.index("gg-answer") < html.index("gg-dropped")
+
+
+def test_a_weak_match_is_marked_as_such() -> None:
+    import ui
+
+    assert "Weak match" in ui.render_answer(_answer("Closest thing [1].", weak=True))
+    assert "Weak match" not in ui.render_answer(_answer("Closest thing [1]."))
 
 
 def test_rendering_escapes_text_and_drops_unsafe_links() -> None:

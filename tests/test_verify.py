@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
-from assistant.verify import CUT_OFF, DECLINED, NO_SOURCE, UNSUPPORTED, Verifier, split_claims, strip_control
+from assistant.verify import CUT_OFF, DECLINED, NO_SOURCE, RESTATES, UNSUPPORTED, Verifier, split_claims, strip_control
 from fixtures.index.corpus import embedder, load_corpus
 from index.records import ResourceHit
 from ingest.settings import Settings
@@ -91,3 +91,8 @@ def test_a_marker_written_after_the_full_stop_stays_with_its_sentence():
 def test_control_tokens_never_reach_the_text():
     assert strip_control("It tiles [1].<|im_end|><|im_start|>assistant\n</s>") == "It tiles [1].assistant\n"
     assert [c.text for c in split_claims("It tiles SRAM blocks [1].<|im_end|>")] == ["It tiles SRAM blocks"]
+
+
+def test_a_sentence_that_only_restates_the_question_is_no_answer(verifier, evidence):
+    verdict = verifier.check("FlashAttention avoids writing the attention matrix to HBM [1].", evidence)
+    assert not verdict.kept and verdict.dropped[0].reason == RESTATES

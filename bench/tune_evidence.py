@@ -1,0 +1,116 @@
+"""Choose the evidence-selection knobs (`llm.evidence_*`) on synthetic questions, never on the dev set.
+
+Proxy, no LLM needed: for a question written from a passage, is a sentence of that passage among the picked
+evidence (`source`)? For one written from a catalog card, is that card's sentence picked? `gold`: is the
+question's resource among the numbered sources at all? Candidates, their embeddings and overlaps are computed
+once per question; each setting then only reruns the MMR pick. Coordinate search, two rounds, over folds
+other than `--holdout` (the fold bench/answer.py reports on). Prints JSON.
+
+    .venv/bin/python bench/tune_evidence.py [--home DIR] [--questions 200] [--holdout 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from common import DEFAULT_HOME, ROOT, real_corpus_settings
+
+SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
+GRID: dict[str, list[Any]] = {
+    "resources": [2, 3, 4, 5],
+    "neighbours": [True, False],
+    "lexical_weight": [0, 0.15, 0.3, 0.5, 0.8, 1.2],
+    "rank_weight": [0, 0.05, 0.1, 0.2, 0.3],
+    "mmr_lambda": [0.5, 0.65, 0.75, 0.85, 1.0],
+    "relevance_span": [0.15, 0.25, 0.35, 0.5, 1.0],
+    "max_sentences": [4, 6, 8, 12],
+}
+
+
+def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
+    from assistant.evidence import EvidenceSelector, estimate_tokens, lexical_overlap
+    from index.search import load_searcher
+
+    settings = real_corpus_settings(home)
+    searcher = load_searcher(settings)
+    selector = EvidenceSelector(searcher)
+    out = []
+    for q in questions:
+        hits = searcher.search(q["question"], k=5)
+        pool = selector.candidates(hits, neighbours=True)
+        direct = {(c.chunk_id, c.text) for c in selector.candidates(hits, neighbours=False)}
+        vecs = searcher.embedder.embed_documents([c.text for c in pool])
+        out.append({
+            "q": q, "pool": pool, "ids": [h.resource.id for h in hits], "vecs": vecs,
+            "cos": vecs @ searcher.embedder.embed_query(q["question"]),
+            "lex": lexical_overlap(q["question"], [c.text for c in pool]),
+            "rank": np.array([c.resource_rank for c in pool]),
+            "neighbour": np.array([(c.chunk_id, c.text) not in direct for c in pool]),
+            "cost": [estimate_tokens(c.text) + 1 for c in pool],
+        })
+    return out
+
+
+def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int) -> tuple[float, float]:
+    from assistant.evidence import mmr
+
+    source = gold = 0
+    cfg = SimpleNamespace(evidence_tokens=budget, evidence_mmr_lambda=p["mmr_lambda"],
+                          evidence_relevance_span=p["relevance_span"], evidence_max_sentences=p["max_sentences"])
+    for d in data:
+        allowed = (d["rank"] < p["resources"]) & (True if p["neighbours"] else ~d["neighbour"])
+        idx = np.flatnonzero(allowed)
+        if not len(idx):
+            continue
+        rel = d["cos"][idx] + p["lexical_weight"] * d["lex"][idx] + p["rank_weight"] / (1 + d["rank"][idx])
+        chosen = [d["pool"][idx[i]] for i in mmr(rel, d["vecs"][idx], [d["cost"][i] for i in idx], cfg)]
+        q = d["q"]
+        gold += any(d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
+        if q["kind"] == "synthetic-card":
+            source += any(c.chunk_id.endswith(":card") and d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
+        else:
+            source += any(c.chunk_id == q["source_chunk"] for c in chosen)
+    return round(source / len(data), 3), round(gold / len(data), 3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--holdout", type=int, default=4)
+    parser.add_argument("--budget", type=int, default=220)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    pool = [json.loads(line) for line in SYNTHETIC.read_text().splitlines() if line.strip()]
+    pool = [q for q in pool if q.get("fold") != args.holdout]
+    random.Random(args.seed).shuffle(pool)
+    data = prepare(pool[: args.questions], args.home)
+
+    from ingest.settings import LLMSettings
+
+    defaults = LLMSettings()
+    p = {key: getattr(defaults, f"evidence_{key}") for key in GRID}
+    report: dict[str, Any] = {"questions": len(data), "holdout_fold": args.holdout, "start": [dict(p), score(data, p, args.budget)]}
+    steps = []
+    for _ in range(2):
+        for key, values in GRID.items():
+            results = [(score(data, {**p, key: v}, args.budget), v) for v in values]
+            best = max(results, key=lambda r: (sum(r[0]), r[1] == p[key]))[1]
+            steps.append({"knob": key, "results": {str(v): s for s, v in results}, "chosen": best})
+            p[key] = best
+    report["steps"] = steps
+    report["chosen"] = [p, score(data, p, args.budget)]
+    report["budget"] = {b: score(data, p, b) for b in (120, 160, 220, 280, 350)}
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
