@@ -211,6 +211,14 @@ class CatalogIndex:
             out.add(f"{m.group(1)}{m.group(2)}".lower())
         return out
 
+    def generic(self, term: str) -> bool:
+        """A word of the whole field, not of one place in it: in two or more topic names, or in the
+        titles and notes of more than an eighth of the catalog ("kernel", "GPU", "CUDA")."""
+        in_topics = sum(1 for names in self.topic_terms.values() if term in names)
+        share = sum(1 for rid in self.strong if term in self.strong[rid] or term in self.weak[rid]) / max(1, len(self.resources))
+        named = in_topics or any(term in names for names in self.section_terms.values())
+        return in_topics >= 2 or (share > 0.125 and not named)
+
     def weight(self, term: str) -> float:
         return self.idf.get(term, self.max_idf)
 
@@ -250,6 +258,13 @@ class CatalogIndex:
         "FlashAttention-2"): a tie-break between titles the words match equally."""
         said = set(terms)
         return sum(1 for n in self.numbers[rid] if n not in said and not any(n in t for t in said))
+
+    def spelled_out(self, terms: Sequence[str], rid: str) -> bool:
+        """Do the words name this title outright: most of it, or its acronym ("PMPP", "MDP")?"""
+        title = self.by_id[rid].title
+        acronyms = {stem(a) for a in re.findall(r"\(([A-Za-z0-9-]{2,})\)", title)}
+        return self.coverage(terms, rid) >= 0.5 or any(
+            t in acronyms or t not in self.vocabulary and self._abbrev_hit(t, rid) for t in terms)
 
     def coverage(self, terms: Sequence[str], rid: str) -> float:
         """Share of the resource's title weight the terms cover (tie-break: the closest title)."""
@@ -294,12 +309,13 @@ def _url_parts(url: str) -> tuple[str, str]:
 @dataclass
 class Clause:
     text: str
-    role: str  # "read" (what they have read), "not-read", or "want" (everything else: what they ask for)
+    role: str  # "read" (what they have read), "not-read", "maybe" (a bare list, read if it names titles), "want"
 
 
 _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
 _PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|\bwhile\b", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
+_PREPOSITIONS = frozenset({"for", "to", "on", "in", "about", "into", "with", "that", "this", "it", "i", "we"})
 _EXCEPT = re.compile(r"\b(?:except(?: for)?|excluding|apart from|other than|but not|minus)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
 _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
@@ -320,6 +336,11 @@ def _role(text: str) -> str | None:
                                "what", "which"} for b in before)
             if not asking and after != ["next"]:
                 done = True
+        elif w in {"i've", "ive", "we've"} or w in {"have", "had"} and i > 0 and bare[i - 1] in {"i", "we"}:
+            nxt = next((x for x in bare[i + 1:] if x not in {"already", "just", "now", "also", "mostly", "finally",
+                                                           "recently", "since", "pretty", "much"}), "")
+            if nxt != "been" and nxt.endswith(("ed", "en", "wn", "ne", "ght")):
+                done = True  # "I've knocked out ...": the perfect says it is done
         elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]):
             done = True
         elif w in {"through", "having"} and i > 0 and bare[i - 1] in {
@@ -350,7 +371,9 @@ def split_clauses(text: str) -> list[Clause]:
             if pieces[0].strip():
                 parts.append([pieces[0].strip(), _role(pieces[0])])
             if len(pieces) == 3 and content_terms(pieces[2]):
-                parts.append([pieces[2].strip(), "read"])
+                tail = words(pieces[2])
+                # "after PMPP" names what was read; "after, for compilers" does not
+                parts.append([pieces[2].strip(), "want" if tail and tail[0] in _PREPOSITIONS else "read"])
         # "X, Y and Z are done": a read part takes the bare parts before it
         for i in range(len(parts) - 1, 0, -1):
             if parts[i][1] == "read":
@@ -358,11 +381,14 @@ def split_clauses(text: str) -> list[Clause]:
                 while j >= 0 and parts[j][1] is None:
                     parts[j][1] = "read"
                     j -= 1
+        if not any(role == "want" for _, role in parts):
+            # "PMPP and the CUDA guide under my belt.": a sentence that asks nothing lists what was read
+            parts = [[t, "maybe" if role is None else role] for t, role in parts]
         merged: list[Clause] = []
         for text_, role in parts:
             if not text_:
                 continue
-            if role is None and merged and merged[-1].role in ("read", "not-read"):
+            if role in (None, "maybe") and merged and merged[-1].role in ("read", "not-read"):
                 merged[-1].text += ", " + text_
                 continue
             merged.append(Clause(text_, role or "want"))
@@ -429,10 +455,19 @@ class Reader:
 
     def understand(self, text: str) -> Understanding:
         clauses = split_clauses(text)
+        asks = any(c.role == "want" for c in clauses)
         mentions: list[Mention] = []
         for clause in clauses:
             if clause.role == "read":
                 mentions += self.mentions(clause.text)
+            elif clause.role == "maybe" and not asks:  # a search query, not a history
+                clause.role = "want"
+            elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
+                named = [m for m in self.mentions(clause.text) if m.group is not None or all(
+                    self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources)]
+                mentions += named
+                if not named:
+                    clause.role = "want"
         read: dict[str, Resource] = {}
         for m in mentions:
             for r in m.resources:
@@ -473,6 +508,15 @@ class Reader:
             if k:
                 shared_kind = k
                 break
+        nouns = [w for w in words(segments[-1]) if w in GROUP_WORDS or kind_of(w)][-1:] if segments else []
+        for i, seg in enumerate(segments[:-1]):  # "the Triton and CUTLASS tiers": the last noun covers the list
+            ws = words(seg)
+            if nouns and not any(w in GROUP_WORDS or kind_of(w) for w in ws) and _tier(ws) is None:
+                segments[i] = f"{seg} {nouns[0]}"
+        for i in range(1, len(segments)):  # "everything by A and B": the quantifier covers the list
+            before, ws = words(segments[i - 1]), words(segments[i])
+            if any(w in {"everything", "all", "every"} for w in before) and not any(w in GROUP_WORDS for w in ws):
+                segments[i] = f"all {segments[i]}"
         for i, seg in enumerate(segments):  # "the Tier 1 and Tier 2 storage material": one topic, two tiers
             if _tier(words(seg)) is not None and not _naming(_object_of(seg)):
                 later = next((s for s in segments[i + 1:] if _tier(words(s)) is not None and _naming(s)), None)
@@ -504,8 +548,9 @@ class Reader:
         raw = words(phrase)
         kinds = {kind_of(w) for w in ws if kind_of(w)}
         plural_kind = any(kind_of(w) and w.endswith("s") and kind_of(w) != "docs" for w in ws)
-        tier = _tier(ws)
-        count = next((COUNT_WORDS[w] for w in ws if w in COUNT_WORDS), None)
+        tiers = _tiers(ws)
+        tier = min(tiers) if tiers else None
+        count = next((COUNT_WORDS[w] for w in ws if w in COUNT_WORDS and not (w in TIER_NUMBERS and "tiers" in ws)), None)
         if count is None:
             for i, w in enumerate(ws[:-1]):
                 if w.isdigit() and (kind_of(ws[i + 1]) or ws[i + 1] in GROUP_WORDS) and not (i and ws[i - 1] == "tier"):
@@ -513,14 +558,14 @@ class Reader:
         heads = [w for w in ws if w not in STOP and w not in DONE_WORDS and w not in WANT_WORDS]
         grouped = tier is not None or any(w in GROUP_WORDS for w in ws) or plural_kind or (count or 0) > 1 or (
             bool(heads) and self._plural(heads[-1]))
-        terms = [t for t in content_terms(phrase) if not (tier is not None and t == str(tier))]
+        terms = [t for t in content_terms(phrase) if not (t.isdigit() and int(t) in tiers)]
         terms = [t for t in terms if t not in {str(count)} and self.index.known(t)]
         possessive = [stem(w[:-2]) for w in raw if w.endswith("'s")]
         if not terms and not (grouped and tier is not None):
             return None
         kind = next(iter(kinds)) if len(kinds) == 1 else None
         if grouped:
-            return self._group(phrase, terms, tier, kind, count)
+            return self._group(phrase, terms, tiers, kind, count)
         return self._single(phrase, terms, kind or fallback_kind, possessive)
 
     def _single(self, phrase: str, terms: list[str], kind: str | None, possessive: list[str]) -> Mention | None:
@@ -538,36 +583,43 @@ class Reader:
             return None
         return Mention(phrase, (best[3],))
 
-    def _group(self, phrase: str, terms: list[str], tier: int | None, kind: str | None, count: int | None) -> Mention | None:
+    def _group(self, phrase: str, terms: list[str], tiers: frozenset[int], kind: str | None,
+               count: int | None) -> Mention | None:
         idx = self.index
+        tier = min(tiers) if len(tiers) == 1 else None  # one tier names the label; several only filter
+
+        def at(res: Resource) -> bool:
+            return not tiers or res.tier in tiers
+
         members: list[Resource] = []
         group: Group | None = None
         if not terms:  # "all of Tier 1", "every Tier 2 paper": across the guide
-            members = [r for r in self.resources if r.tier == tier]
-            group = Group("", None, tier, f"every Tier {tier} item of the guide")
+            members = [r for r in self.resources if at(r)]
+            names = " and ".join(f"Tier {t}" for t in sorted(tiers))
+            group = Group("", None, tier, f"every {names} item of the guide")
         else:
             sections = sorted(((idx.section_score(terms, key), key) for key in idx.sections), key=lambda x: -x[0])
             topics = sorted(((idx.topic_score(terms, t), t) for t in idx.topics), key=lambda x: -x[0])
             res_scores = sorted(((idx.resource_score(terms, r.id), r) for r in self.resources), key=lambda x: (-x[0], x[1].position))
             best_res = res_scores[0][0] if res_scores else 0.0
             (s_score, s_key), (t_score, t_name) = sections[0], topics[0]
-            if tier is not None:
+            if tiers:
                 # "the Tier 2 profiling material": the topic (or section) at that tier
-                cands = [(sc, key) for sc, key in sections if any(r.tier == tier for r in idx.sections[key])]
-                t_cands = [(sc, t) for sc, t in topics if any(r.tier == tier and r.topic == t for r in self.resources)]
+                cands = [(sc, key) for sc, key in sections if any(at(r) for r in idx.sections[key])]
+                t_cands = [(sc, t) for sc, t in topics if any(at(r) and r.topic == t for r in self.resources)]
                 s_score, s_key = cands[0] if cands else (0.0, s_key)
                 t_score, t_name = t_cands[0] if t_cands else (0.0, t_name)
             if max(s_score, t_score) >= self.group_threshold and max(s_score, t_score) >= best_res - 0.05:
                 if t_score >= s_score - 1e-9:  # the section's own name adds nothing: the whole topic
-                    members = [r for r in self.resources if r.topic == t_name and (tier is None or r.tier == tier)]
-                    group = Group(t_name, None, tier, place_label(t_name, "all sections", tier).replace(" › all sections", "")
-                                  if tier is not None else f"all of {t_name}")
+                    members = [r for r in self.resources if r.topic == t_name and at(r)]
+                    names = " and ".join(f"Tier {t}" for t in sorted(tiers))
+                    group = Group(t_name, None, tier, f"{t_name} · {names}" if tiers else f"all of {t_name}")
                 else:
-                    members = [r for r in idx.sections[s_key] if tier is None or r.tier == tier]
+                    members = [r for r in idx.sections[s_key] if at(r)]
                     group = Group(s_key[0], s_key[1], tier, place_label(s_key[0], s_key[1], members[0].tier if members else tier))
             elif best_res >= self.resource_threshold:
                 cut = max(self.resource_threshold, 0.8 * best_res)
-                members = [r for s, r in res_scores if s >= cut and (tier is None or r.tier == tier)]
+                members = [r for s, r in res_scores if s >= cut and at(r)]
                 if count is None:
                     kind = None  # "Kapil Sharma's posts": a loose kind word, the names decide
             else:
@@ -591,6 +643,8 @@ class Reader:
         """How strongly the words point at each topic (0..1): catalog words (names count fully, titles
         and notes less), blended with embedding similarity to the sections' descriptions."""
         terms = [t for t in dict.fromkeys(content_terms(text)) if self.index.known(t)]
+        specific = [t for t in terms if not self.index.generic(t)]
+        terms = specific or terms  # "Triton kernels": the words every topic uses say nothing of where to go
         if not terms:
             return {}
         idx = self.index
@@ -654,16 +708,35 @@ def _object_of(phrase: str) -> str:
     return after if content_terms(after) else phrase[:spans[0].start()]
 
 
-def _tier(ws: Sequence[str]) -> int | None:
+def _tiers(ws: Sequence[str]) -> frozenset[int]:
+    """The tiers a phrase names: "Tier 2", "T2", "the second tier", "tiers 1 and 2", "the first two tiers"."""
+    found: set[int] = set()
     for i, w in enumerate(ws):
         if w in {"tier", "tiers"}:
-            for near in (ws[i + 1:i + 2], ws[max(0, i - 1):i]):
-                if near and near[0] in TIER_NUMBERS:
-                    return TIER_NUMBERS[near[0]]
+            j = i + 1
+            while j < len(ws) and (ws[j] in TIER_NUMBERS and ws[j] not in {"first", "second", "third"} or ws[j] in {"and", "to", "or", "&"}):
+                if ws[j] in TIER_NUMBERS:
+                    found.add(TIER_NUMBERS[ws[j]])
+                j += 1
+            before = ws[max(0, i - 2):i]
+            if before and before[-1] in TIER_NUMBERS and not (len(before) == 2 and before[0] == "first"):
+                if w == "tier" or before[-1] in {"first", "second", "third"}:
+                    found.add(TIER_NUMBERS[before[-1]])
+            if w == "tiers" and len(before) == 2 and before[0] == "first" and before[1] in COUNT_WORDS:
+                found |= set(range(1, COUNT_WORDS[before[1]] + 1))
+            if w == "tiers" and len(before) == 2 and before[0] == "first" and before[1].isdigit():
+                found |= set(range(1, int(before[1]) + 1))
         m = re.fullmatch(r"t([123])", w)
         if m:
-            return int(m.group(1))
-    return None
+            found.add(int(m.group(1)))
+    if len(found) == 2 and "to" in ws:  # "tiers 1 to 3"
+        found = set(range(min(found), max(found) + 1))
+    return frozenset(found)
+
+
+def _tier(ws: Sequence[str]) -> int | None:
+    tiers = _tiers(ws)
+    return min(tiers) if tiers else None
 
 
 def reading_order(resources: Iterable[Resource]) -> list[Resource]:

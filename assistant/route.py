@@ -83,7 +83,7 @@ def request_feature(question: str) -> float:
 def concept_feature(question: str) -> float:
     """1 when a clause asks how or why something works, or what a thing is."""
     for clause in split_clauses(question):
-        ws = words(clause.text)
+        ws = [w for w in words(clause.text) if w not in {"exactly", "actually", "really", "even"}]
         if not ws or clause.role == "read":
             continue
         for i, w in enumerate(ws):

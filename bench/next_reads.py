@@ -3,7 +3,8 @@
 Questions go through the same path as `gpuguide ask --llm none --json` (Assistant.ask, extractive backend)
 with an empty profile, so the planner knows only what the sentence says. Our own questions
 (bench/data/next-questions.jsonl: kind `next` with the read list and focus they state, kind `search` for
-everything else) are reported apart from the dev set's, which is labelled `dev` and never tuned on.
+everything else; split `calibration` fits the routing weights and guided the work, split `check` was written
+afterwards to see how far that carries) are reported apart from the dev set's, labelled `dev set`, never tuned on.
 
 Gold for a `next` question is what the planner's rules give for its true read list and focus
 (`--regold` recomputes it): the first 3 picks, plus the other unread items of the same topic and tier.
@@ -151,10 +152,12 @@ def main() -> int:
         profile = Profile(Path(tmp) / "profile.sqlite3")  # empty: only the sentence says what was read
         assistant = Assistant(settings, _searcher(settings), resources=resources, profile=profile)
         if args.calibrate:
-            print(json.dumps(calibrate(assistant, rows), indent=2))
+            print(json.dumps(calibrate(assistant, [r for r in rows if r.get("split") == "calibration"]), indent=2))
             return 0
-        ours = run(assistant, rows)
-        report: dict[str, Any] = {"ours": ours}
+        report: dict[str, Any] = {
+            "ours: calibration": run(assistant, [r for r in rows if r.get("split") == "calibration"]),
+            "ours: check (written after tuning)": run(assistant, [r for r in rows if r.get("split") == "check"]),
+        }
         if args.dev.exists():
             dev_rows = [{**r, "kind": "next" if r["kind"] == "next" else "search"} for r in load(args.dev)]
             report["dev set"] = run(assistant, dev_rows)
