@@ -643,7 +643,7 @@ def build_app(state: AppState) -> gr.Blocks:
             try:
                 extra.add(resolve_resource(ref, resources).id)
             except UserError as exc:
-                understood = state.assistant().next_reads.reader.understand(f"I have read {ref}").read_ids
+                understood = {r.id for r in state.assistant().next_reads.reader.named(ref)}
                 if not understood:
                     raise gr.Error(f"{str(exc).rstrip('.')}, and it names nothing in the list as free text") from None
                 extra |= understood

@@ -479,6 +479,11 @@ class Reader:
             interest = {**interest, top: 1.0}
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want)
 
+    def named(self, text: str) -> list[Resource]:
+        """Everything a phrase names, read as a list of what was read (the API's free-text `read`)."""
+        found = {r.id: r for m in self.mentions(text) for r in m.resources}
+        return sorted(found.values(), key=lambda r: r.position)
+
     def mentions(self, text: str) -> list[Mention]:
         """The resources a history clause names, phrase by phrase."""
         out: list[Mention] = []

@@ -189,6 +189,21 @@ def test_ticking_read_updates_progress_and_next_and_survives_a_restart(page: Pag
     page.page.screenshot(path=str(shot_dir() / "guide.png"))
 
 
+def test_a_reading_plan_answer_offers_one_click_to_add_what_it_understood(page: Page) -> None:
+    answer = page.ask("I've read the GQA paper and the Horovod repo. What should I read next?")
+    assert "Counting as read: GQA: Training Generalized Multi-Query Transformer Models; Horovod." in answer.inner_text()
+    assert "Focus:" in answer.inner_text()
+    button = page.page.locator("#gg-add-reads")
+    button.wait_for()
+    assert button.inner_text() == "Add these 2 to my reads"
+    button.click()
+    button.wait_for(state="hidden")
+    page.tab("Guide")
+    for rid in ("gqa", "horovod"):
+        page.page.locator(f"#gg-guide input.gg-check[data-rid='{rid}']").wait_for()
+        page.page.wait_for_function(f"() => document.querySelector(\"#gg-guide input.gg-check[data-rid='{rid}']\").checked")
+
+
 def test_reingest_runs_in_the_background_and_chat_keeps_answering(page: Page) -> None:
     page.tab("Index status")
     status = page.page.locator("#gg-status")
