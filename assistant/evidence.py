@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 MAX_SENTENCE_WORDS = 60  # a longer "sentence" is a flattened list or table: cut, it still reads as context
 MIN_SENTENCE_WORDS = 5
+MIN_LETTER_SHARE = 0.75  # below this a "sentence" is code, a table row or numbers
+_TEX = re.compile(r"\$|\\[A-Za-z]+")
 
 
 @dataclass(frozen=True)
@@ -80,16 +83,25 @@ class Evidence:
 
 
 def estimate_tokens(text: str) -> int:
-    """Prompt tokens of English technical text for the packaged Qwen tokenizer: about 3.6 characters each."""
-    return math.ceil(len(text) / 3.6) + 1
+    """Prompt tokens of English technical text for the packaged Qwen tokenizer: about 4 characters each
+    (measured on rendered evidence of the real corpus), plus the line's "- " and newline."""
+    return math.ceil(len(text) / 4.0) + 2
 
 
 def card_sentence(res: Resource) -> str:
-    """A catalog card as one sentence a reader (or a small LLM) can quote."""
+    """A catalog card as one plain sentence a reader (or a small LLM) can quote."""
     by = f" by {res.authors}" if res.authors else ""
-    tier = f", Tier {res.tier}" if res.tier is not None else ""
+    tier = f"Tier {res.tier} " if res.tier is not None else ""
     note = f": {res.note.rstrip('.')}" if res.note else ""
-    return f"{res.title} is a {res.kind}{by} in the guide's {res.topic} › {res.section}{tier}{note}."
+    return f"{res.title} is a {tier}{res.kind or 'resource'}{by} in the guide's {res.section} section{note}."
+
+
+def readable(sentence: str) -> bool:
+    """Prose a small model can restate: no TeX (copied TeX comes out garbled), mostly letters and spaces."""
+    if _TEX.search(sentence):
+        return False
+    letters = sum(ch.isalpha() or ch.isspace() for ch in sentence)
+    return letters >= MIN_LETTER_SHARE * len(sentence)
 
 
 class EvidenceSelector:
@@ -143,7 +155,7 @@ class EvidenceSelector:
             for chunk in self._page_chunks(hit, neighbours):
                 for i, sent in enumerate(sentences(chunk.text)):
                     words = sent.split()
-                    if len(words) < MIN_SENTENCE_WORDS:
+                    if len(words) < MIN_SENTENCE_WORDS or not readable(sent):
                         continue
                     if len(words) > MAX_SENTENCE_WORDS:
                         sent = " ".join(words[:MAX_SENTENCE_WORDS]) + " …"
@@ -169,7 +181,9 @@ class EvidenceSelector:
         relevance = cos + cfg.evidence_lexical_weight * lex + np.array(
             [cfg.evidence_rank_weight / (1 + c.resource_rank) for c in pool]
         )
-        picked = mmr(relevance, vecs, [estimate_tokens(c.text) + 1 for c in pool], cfg)
+        title_cost = [estimate_tokens(h.resource.title) + 2 for h in hits]  # "[n] Title" line
+        costs = [estimate_tokens(c.text) for c in pool]
+        picked = mmr(relevance, vecs, costs, cfg, [c.resource_rank for c in pool], title_cost)
         return self._number(question, hits, pool, relevance, picked)
 
     def _number(self, question: str, hits: list[ResourceHit], pool: list[EvidenceSentence], relevance: np.ndarray,
@@ -182,7 +196,7 @@ class EvidenceSelector:
         for n, rank in enumerate(sorted(by_rank), start=1):
             sents = sorted(by_rank[rank], key=lambda s: s.order)
             sources.append(EvidenceSource(n, hits[rank], sents))
-        tokens = sum(estimate_tokens(s.resource.title) + sum(estimate_tokens(x.text) + 1 for x in s.sentences) for s in sources)
+        tokens = sum(estimate_tokens(s.resource.title) + 2 + sum(estimate_tokens(x.text) for x in s.sentences) for s in sources)
         return Evidence(question, sources, tokens, len(pool))
 
 
@@ -199,13 +213,16 @@ def lexical_overlap(question: str, texts: list[str]) -> np.ndarray:
     return np.array([sum(idf[t] for t in d & idf.keys()) / total for d in docs])
 
 
-def mmr(relevance: np.ndarray, vecs: np.ndarray, costs: list[int], cfg: LLMSettings) -> list[int]:
+def mmr(relevance: np.ndarray, vecs: np.ndarray, costs: list[int], cfg: Any, groups: list[int] | None = None,
+        group_costs: list[int] | None = None) -> list[int]:
     """Maximal marginal relevance under a token budget: each pick maximises
-    λ·relevance − (1−λ)·(max cosine to the picks so far); candidates far below the best are never taken."""
+    λ·relevance − (1−λ)·(max cosine to the picks so far); candidates far below the best are never taken.
+    A candidate's cost includes its group's header (the source's title line) when it opens that group."""
     budget = cfg.evidence_tokens
     lam = cfg.evidence_mmr_lambda
     floor = float(relevance.max()) - cfg.evidence_relevance_span
     chosen: list[int] = []
+    opened: set[int] = set()
     spent = 0
     redundancy = np.zeros(len(relevance))
     available = np.array([r >= floor for r in relevance])
@@ -213,10 +230,13 @@ def mmr(relevance: np.ndarray, vecs: np.ndarray, costs: list[int], cfg: LLMSetti
         score = np.where(available, lam * relevance - (1 - lam) * redundancy, -np.inf)
         i = int(np.argmax(score))
         available[i] = False
-        if spent + costs[i] > budget:
-            if chosen:
-                continue  # a shorter one may still fit
+        group = groups[i] if groups is not None else None
+        cost = costs[i] + (group_costs[group] if group is not None and group_costs and group not in opened else 0)
+        if spent + cost > budget and chosen:
+            continue  # a shorter one may still fit
         chosen.append(i)
-        spent += costs[i]
+        spent += cost
+        if group is not None:
+            opened.add(group)
         redundancy = np.maximum(redundancy, vecs @ vecs[i])
     return chosen

@@ -96,7 +96,8 @@ def per_question_text(evidence: str, question: str) -> str:
 def answer_grammar(n_sources: int, max_sentences: int = 3) -> str:
     """GBNF for the answer: 1..max_sentences sentences, each ending with one or two markers of sources
     that exist, then a full stop. Markers are only the numbers 1..n_sources, so a made-up [n] cannot be
-    written; the body excludes brackets, newlines and '<' (no markup, no control-token text)."""
+    written; the body excludes brackets, newlines, '<' (no markup, no control-token text), '$' and '\\'
+    (no TeX, which a small model garbles)."""
     if n_sources < 1:
         raise ValueError("an answer grammar needs at least one source")
     more = ' (" " sent)?' * (max(1, max_sentences) - 1)
@@ -104,7 +105,7 @@ def answer_grammar(n_sources: int, max_sentences: int = 3) -> str:
     return (
         f"root ::= sent{more}\n"
         'sent ::= [A-Za-z0-9`"(] body cite "."\n'
-        "body ::= [^\\[\\]\\n<]+\n"
+        "body ::= [^\\[\\]\\n<$\\\\]+\n"
         'cite ::= " [" src "]" ("[" src "]")?\n'
         f"src ::= {numbers}\n"
     )
@@ -112,4 +113,4 @@ def answer_grammar(n_sources: int, max_sentences: int = 3) -> str:
 
 # What a finished answer looks like (the grammar's language, as a regular expression), for checks on
 # backends that cannot be constrained (ollama, openai) and for tests.
-ANSWER_SENTENCE = re.compile(r"[A-Za-z0-9`\"(][^\[\]\n<]+ \[(\d+)\](?:\[(\d+)\])?\.")
+ANSWER_SENTENCE = re.compile(r"[A-Za-z0-9`\"(][^\[\]\n<$\\]+ \[(\d+)\](?:\[(\d+)\])?\.")

@@ -53,7 +53,8 @@ def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]
             "lex": lexical_overlap(q["question"], [c.text for c in pool]),
             "rank": np.array([c.resource_rank for c in pool]),
             "neighbour": np.array([(c.chunk_id, c.text) not in direct for c in pool]),
-            "cost": [estimate_tokens(c.text) + 1 for c in pool],
+            "cost": [estimate_tokens(c.text) for c in pool],
+            "title_cost": [estimate_tokens(h.resource.title) + 2 for h in hits],
         })
     return out
 
@@ -70,7 +71,8 @@ def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int) -> tuple[f
         if not len(idx):
             continue
         rel = d["cos"][idx] + p["lexical_weight"] * d["lex"][idx] + p["rank_weight"] / (1 + d["rank"][idx])
-        chosen = [d["pool"][idx[i]] for i in mmr(rel, d["vecs"][idx], [d["cost"][i] for i in idx], cfg)]
+        picked = mmr(rel, d["vecs"][idx], [d["cost"][i] for i in idx], cfg, [int(d["rank"][i]) for i in idx], d["title_cost"])
+        chosen = [d["pool"][idx[i]] for i in picked]
         q = d["q"]
         gold += any(d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
         if q["kind"] == "synthetic-card":
@@ -85,7 +87,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--holdout", type=int, default=4)
-    parser.add_argument("--budget", type=int, default=220)
+    parser.add_argument("--budget", type=int, default=None, help="default: llm.evidence_tokens")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -97,6 +99,7 @@ def main() -> None:
     from ingest.settings import LLMSettings
 
     defaults = LLMSettings()
+    args.budget = args.budget or defaults.evidence_tokens
     p = {key: getattr(defaults, f"evidence_{key}") for key in GRID}
     report: dict[str, Any] = {"questions": len(data), "holdout_fold": args.holdout, "start": [dict(p), score(data, p, args.budget)]}
     steps = []
@@ -108,7 +111,7 @@ def main() -> None:
             p[key] = best
     report["steps"] = steps
     report["chosen"] = [p, score(data, p, args.budget)]
-    report["budget"] = {b: score(data, p, b) for b in (120, 160, 220, 280, 350)}
+    report["budget"] = {b: score(data, p, b) for b in (120, 150, 180, 200, 220, 260, 300)}
     print(json.dumps(report, indent=2))
 
 

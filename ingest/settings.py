@@ -124,14 +124,14 @@ class IndexSettings(BaseModel):
     rerank_identifiers: float = Field(0.1, ge=0, description="Reranker: weight of GPU identifiers in title or note")
     rerank_named: float = Field(0.1, ge=0, description="Reranker: weight of a catalog name (author, site) in the query")
     abstain_threshold: float = Field(
-        0.0395,
+        0.0593,
         ge=0,
         le=1,
         description="Out of scope (the only refusal) when the scope model's probability that the guide covers the "
         "question is below this; chosen by bench/calibrate_scope.py on held-out folds of our own questions",
     )
     weak_threshold: float = Field(
-        0.1378,
+        0.8233,
         ge=0,
         le=1,
         description="Answered but marked a weak match when the scope probability is below this (and not out of "
@@ -164,17 +164,19 @@ class LLMSettings(BaseModel):
         True, description="Keep the evaluated fixed prompt prefix in memory and on disk (data dir/models)"
     )
     answer_sentences: int = Field(3, ge=1, le=6, description="At most this many sentences in a generated answer")
-    evidence_resources: int = Field(4, ge=1, description="Top resources whose passages feed the evidence")
+    evidence_resources: int = Field(5, ge=1, description="Top resources whose passages feed the evidence")
     evidence_neighbours: bool = Field(
         False, description="Also read the chunks around each matched passage (no gain on the synthetic set, "
         "twice the sentences to embed)",
     )
     evidence_tokens: int = Field(
-        220, ge=40, description="Token budget of the evidence in the prompt (prompt speed is ~47 tokens/s on 2 cores)"
+        190, ge=40,
+        description="Token budget of the evidence in the prompt, titles included (prompt speed is ~47 tokens/s on 2 "
+        "cores: about 4 s of prompt before the first token)",
     )
     evidence_max_sentences: int = Field(8, ge=1, description="At most this many evidence sentences")
-    evidence_lexical_weight: float = Field(0.5, ge=0, description="Weight of question-term overlap next to cosine")
-    evidence_rank_weight: float = Field(0.05, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
+    evidence_lexical_weight: float = Field(0.3, ge=0, description="Weight of question-term overlap next to cosine")
+    evidence_rank_weight: float = Field(0.1, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
     evidence_mmr_lambda: float = Field(
         0.75, gt=0, le=1,
         description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
