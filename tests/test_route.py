@@ -1,0 +1,116 @@
+"""Routing (planner or search) with the packaged embedder, and the planner's answer, on a catalog written
+for these tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.planner import NextReads
+from assistant.route import FEATURES, concept_feature, fit_logistic, request_feature
+from index.embed import Embedder
+from ingest.records import Resource
+from ingest.settings import PlannerSettings, Settings
+
+CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
+
+
+@pytest.fixture(scope="module")
+def resources() -> list[Resource]:
+    return [Resource.from_dict(d) for d in json.loads(CATALOG.read_text(encoding="utf-8"))["resources"]]
+
+
+@pytest.fixture(scope="module")
+def next_reads(resources: list[Resource], tmp_path_factory: pytest.TempPathFactory) -> NextReads:
+    knobs = PlannerSettings()
+    embedder = Embedder(Settings(home=tmp_path_factory.mktemp("route-home")))
+    return NextReads(resources, embedder=embedder, route_weights=knobs.route_weights,
+                     route_intercept=knobs.route_intercept, route_threshold=knobs.route_threshold,
+                     focus_threshold=knobs.focus_threshold, list_url="https://example.org/list")
+
+
+def by_id(resources: list[Resource], title: str) -> str:
+    return next(r.id for r in resources if r.title == title)
+
+
+# --- routing -----------------------------------------------------------------------------------------
+
+
+def test_a_reading_history_with_a_request_goes_to_the_planner(next_reads):
+    assert next_reads.decide("I've read DIH and the Raft paper. What should I read next?").route == "next"
+
+
+def test_asking_where_to_start_goes_to_the_planner(next_reads):
+    assert next_reads.decide("Where should I start if I want to learn about consensus?").route == "next"
+
+
+def test_a_concept_question_goes_to_search_even_after_a_history(next_reads):
+    decision = next_reads.decide("I've read the Raft paper, but why does leader election need randomized timeouts?")
+    assert decision.route == "search" and decision.features["concept"] == 1.0
+
+
+def test_a_lookup_goes_to_search(next_reads):
+    assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
+
+
+def test_a_keyword_query_naming_a_title_is_no_history(next_reads):
+    assert next_reads.decide("rockslite compaction code").features["history"] == 0.0
+
+
+def test_request_and_concept_features_read_the_clause_roles():
+    assert request_feature("Done with DIH.") == 0.0  # a history alone asks nothing
+    assert request_feature("Done with DIH. What comes next?") == 1.0
+    assert concept_feature("How does a memtable get flushed?") == 1.0
+    assert concept_feature("How should I continue after DIH?") == 0.0
+
+
+def test_the_routing_model_fits_separable_rows():
+    rows = [{f: float(i % 2) for f in FEATURES} for i in range(20)]
+    weights, intercept = fit_logistic(rows, [i % 2 for i in range(20)])
+    assert sum(weights.values()) + intercept > 0 > intercept
+
+
+# --- the planner's answer ----------------------------------------------------------------------------
+
+
+def test_the_answer_says_what_it_counted_as_read_and_the_focus(next_reads):
+    answer = next_reads.answer("I've read DIH. I want to get into consensus next.", set())
+    first, second = answer.text.splitlines()[:2]
+    assert first == "Counting as read: Database Internals Handbook (DIH)."
+    assert second == "Focus: Replication & Consensus."
+    assert answer.route == "next" and answer.focus_topics == ["Replication & Consensus"]
+
+
+def test_the_stated_focus_comes_first_in_the_guides_tier_order(next_reads, resources):
+    answer = next_reads.answer("I've read DIH. I want to get into consensus next.", set())
+    tier_1 = {r.id for r in resources if r.topic == "Replication & Consensus" and r.tier == 1}
+    assert {c.resource_id for c in answer.citations[:3]} == tier_1
+
+
+def test_nothing_the_question_says_was_read_is_recommended(next_reads, resources):
+    answer = next_reads.answer("Done with the whole query execution topic and both Jepsen posts. Next?", set(), k=20)
+    read = {r.id for r in resources if r.topic == "Query Execution" or r.title.startswith("Jepsen")}
+    assert read <= set(answer.read_ids)
+    assert not read & {c.resource_id for c in answer.citations}
+
+
+def test_every_pick_has_a_one_line_reason(next_reads):
+    answer = next_reads.answer("I've read Calvin-2. What next?", set(), k=10)
+    picks = [line for line in answer.text.splitlines() if line[:1].isdigit()]
+    assert len(picks) == len(answer.citations) == 10
+    assert all(" — Tier " in line or " — " in line and "›" in line for line in picks)
+
+
+def test_the_understood_reads_leave_out_what_the_profile_already_has(next_reads, resources):
+    dih = by_id(resources, "Database Internals Handbook (DIH)")
+    answer = next_reads.answer("I've read DIH and the LSM post. What next?", {dih})
+    assert answer.read_ids == [by_id(resources, "LSM Trees Explained")]
+    assert dih not in {c.resource_id for c in answer.citations}
+
+
+def test_with_no_history_the_answer_says_so(next_reads):
+    answer = next_reads.answer("Where do I start?", set())
+    assert answer.text.startswith("Counting as read: nothing yet")
+    assert "Focus: none stated" in answer.text
