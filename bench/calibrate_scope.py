@@ -13,9 +13,12 @@ on the other four folds, then the thresholds are chosen on those same four folds
 
 * `abstain_threshold`: the highest probability that refuses at most `--max-refused` of the training folds'
   in-scope questions (halfway between neighbouring probabilities);
+* `abstain_threshold` is also kept no higher than needed to refuse `--oos-refused` of the training folds'
+  out-of-scope questions: synthetic questions are easier than real ones, so the refusal line stays as low as
+  the out-of-scope target allows;
 * `weak_threshold`: the probability below which `--weak-oos` of the training folds' out-of-scope questions fall
-  (so an out-of-scope question that is not refused is still marked weak), capped so that at most `--max-weak` of
-  the in-scope questions are marked weak.
+  (so an out-of-scope question that is not refused is still marked weak), and at least the `--weak-in` least
+  sure in-scope questions (their top hit is right less often), capped at `--max-weak` of the in-scope ones.
 
 The held-out fold is then judged with that fold's model and thresholds; the confusion matrix adds up every
 fold's held-out questions. The shipped model is fitted on all folds with the same rules (`final`), and its
@@ -135,12 +138,16 @@ def midpoint_below(values: np.ndarray, allowed: int) -> float:
 
 
 def choose_thresholds(
-    p_in: np.ndarray, p_out: np.ndarray, max_refused: float, oos_refused: float, weak_oos: float, max_weak: float
+    p_in: np.ndarray, p_out: np.ndarray, args: argparse.Namespace
 ) -> tuple[float, float]:
-    abstain = midpoint_below(p_in, math.floor(max_refused * len(p_in)))
-    abstain = min(abstain, midpoint_below(p_out, math.ceil(oos_refused * len(p_out))))
-    weak = float(np.quantile(p_out, weak_oos)) if len(p_out) else abstain
-    weak = min(weak, midpoint_below(p_in, math.floor(max_weak * len(p_in))))
+    """(abstain, weak) on training probabilities of in-scope (`p_in`) and out-of-scope (`p_out`) questions."""
+    abstain = midpoint_below(p_in, math.floor(args.max_refused * len(p_in)))
+    abstain = min(abstain, midpoint_below(p_out, math.ceil(args.oos_refused * len(p_out))))
+    weak = max(
+        float(np.quantile(p_out, args.weak_oos)) if len(p_out) else abstain,
+        midpoint_below(p_in, math.floor(args.weak_in * len(p_in))),
+    )
+    weak = min(weak, midpoint_below(p_in, math.floor(args.max_weak * len(p_in))))
     return abstain, max(weak, abstain)
 
 
@@ -186,9 +193,7 @@ def cross_validate(rows: list[dict[str, Any]], features: list[str], args: argpar
             continue
         weights, intercept = fit_logistic(x[train], y[train], args.l2)
         p_train = probabilities(x[train], weights, intercept)
-        abstain, weak = choose_thresholds(
-            p_train[y[train] == 1], p_train[y[train] == 0], args.max_refused, args.oos_refused, args.weak_oos, args.max_weak
-        )
+        abstain, weak = choose_thresholds(p_train[y[train] == 1], p_train[y[train] == 0], args)
         held_p[test] = probabilities(x[test], weights, intercept)
         for i in np.flatnonzero(test):
             outcomes[i] = outcome(held_p[i], abstain, weak)
@@ -207,7 +212,7 @@ def final_model(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[st
     x, y = matrix(rows), np.array([r["in_scope"] for r in rows], dtype=np.float64)
     weights, intercept = fit_logistic(x, y, args.l2)
     p = probabilities(x, weights, intercept)
-    abstain, weak = choose_thresholds(p[y == 1], p[y == 0], args.max_refused, args.oos_refused, args.weak_oos, args.max_weak)
+    abstain, weak = choose_thresholds(p[y == 1], p[y == 0], args)
     return {
         "scope_weights": {f: round(float(w), 4) for f, w in zip(SCOPE_FEATURES, weights, strict=True)},
         "scope_intercept": round(intercept, 4),
@@ -268,8 +273,9 @@ def main() -> int:
     parser.add_argument("--home", type=Path, help="data dir with the real corpus indexed (default: bench's)")
     parser.add_argument("--rows", type=Path, help="reuse (or write) the per-question features here (JSON)")
     parser.add_argument("--max-refused", type=float, default=0.02, help="in-scope share the abstain threshold may refuse (training folds)")
-    parser.add_argument("--oos-refused", type=float, default=0.85, help="out-of-scope share the abstain threshold aims to refuse (training folds)")
+    parser.add_argument("--oos-refused", type=float, default=0.9, help="out-of-scope share the abstain threshold aims to refuse (training folds)")
     parser.add_argument("--weak-oos", type=float, default=0.95, help="out-of-scope share the weak threshold sits above")
+    parser.add_argument("--weak-in", type=float, default=0.05, help="in-scope share (the least sure) the weak threshold marks weak at least")
     parser.add_argument("--max-weak", type=float, default=0.2, help="in-scope share the weak threshold may mark weak")
     parser.add_argument("--l2", type=float, help="ridge penalty on standardised weights (default: chosen by CV log-loss)")
     args = parser.parse_args()
@@ -313,7 +319,7 @@ def calibrate(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
     return {
         "data": {"files": {"synthetic": str(SYNTHETIC.relative_to(ROOT)), "outofscope": str(OUT_OF_SCOPE.relative_to(ROOT)),
                            "written": f"{WRITTEN.relative_to(ROOT)} (kind search)"}, "n": counts, "folds": FOLDS},
-        "rules": {k: getattr(args, k) for k in ("max_refused", "oos_refused", "weak_oos", "max_weak", "l2")},
+        "rules": {k: getattr(args, k) for k in ("max_refused", "oos_refused", "weak_oos", "weak_in", "max_weak", "l2")},
         "l2_held_out_log_loss": losses,
         "held_out": full,
         "held_out_by_source": by_source,
