@@ -115,3 +115,12 @@ def test_eval_command_defaults_to_the_products_mode_and_reports_outcomes(
     assert main(["eval", "--questions", str(questions), "--mode", "bm25", "--mode", "dense"]) == 0
     text = capsys.readouterr().out
     assert "outcomes (bm25)" in text and "outcomes (dense)" in text and "hybrid+rerank" not in text
+
+
+def test_the_default_scope_model_weighs_every_feature_and_its_thresholds_are_ordered() -> None:
+    from index.scope import SCOPE_FEATURES
+    from ingest.settings import Settings
+
+    cfg = Settings().index
+    assert set(cfg.scope_weights) == set(SCOPE_FEATURES)
+    assert 0 < cfg.abstain_threshold <= cfg.weak_threshold < 1
