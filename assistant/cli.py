@@ -368,14 +368,18 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.planner import plan_next
-    from assistant.profile import Profile, resolve_resource
+    from assistant.profile import Profile
+    from assistant.reading import resolve_reads
 
     resources = current_catalog(settings)
-    read = Profile(settings.profile_file).read_ids() | {resolve_resource(r, resources).id for r in args.read}
-    plan = plan_next(resources, read, interest=args.interest or "", k=args.k)
+    said = resolve_reads(args.read, resources)
+    read = Profile(settings.profile_file).read_ids() | said
+    plan = plan_next(resources, read, interest=args.interest or "", k=args.k,
+                     focus_threshold=settings.planner.focus_threshold)
     if args.json:
         _print_json({
             "read": sorted(read),
+            "counted_as_read": sorted(said),
             "focus_topics": plan.focus_topics,
             "picks": [
                 {**p.resource.to_dict(), "reason": p.reason, "list_url": settings.catalog.list_url + p.resource.list_anchor}
@@ -383,6 +387,8 @@ def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
             ],
         })
         return 0
+    if said:
+        print("Counting as read: " + "; ".join(r.title for r in resources if r.id in said) + "\n")
     for i, pick in enumerate(plan.picks, start=1):
         print(f"{i}. {pick.resource.title}\n   {pick.reason}\n   {pick.resource.url or '(no link)'}")
     return 0
@@ -508,7 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_ask, settings_overrides=_llm_overrides)
 
     p = sub.add_parser("next", help="what to read next, in the guide's tier order")
-    p.add_argument("--read", action="append", default=[], metavar="URL_OR_ID", help="count as read (repeatable)")
+    p.add_argument("--read", action="append", default=[], metavar="WHAT",
+                   help="count as read for this plan (repeatable): an id, a URL, or words such as "
+                        "\"the Tier 1 profiling material\" or \"siboehm's matmul post\"")
     p.add_argument("--interest", help="what you want to get good at")
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--json", action="store_true")

@@ -760,3 +760,22 @@ def reader_for(resources: list[Resource]) -> Reader:
             _READERS.clear()
         reader = _READERS[key] = Reader(resources)
     return reader
+
+
+def resolve_reads(refs: Iterable[str], resources: list[Resource]) -> set[str]:
+    """Ids, URLs or exact titles as they are; anything else read as free text against the catalog.
+    A reference that names nothing is a one-line error saying what to use instead."""
+    from assistant.profile import resolve_resource
+    from ingest.errors import UserError
+
+    ids: set[str] = set()
+    for ref in refs:
+        try:
+            ids.add(resolve_resource(ref, resources).id)
+        except UserError:
+            named = reader_for(resources).named(ref)
+            if not named:
+                raise UserError(f"{ref[:200]!r} names nothing in the catalog; use an id or URL from "
+                                "'gpuguide catalog --json', or a title, author, section or tier") from None
+            ids |= {r.id for r in named}
+    return ids

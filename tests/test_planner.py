@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -121,3 +122,21 @@ def test_mentions_resolve_author_handles_and_title_acronyms(catalog):
 def test_mentions_resolve_urls(catalog):
     found = resolve_mentions("done with https://example.com/cuda-graphs/ already", catalog)
     assert [r.title for r in found] == ["CUDA Graphs"]
+
+
+def test_next_on_the_command_line_takes_free_text_for_what_was_read(capsys):
+    from assistant.cli import main
+
+    assert main(["next", "--read", "the Tier 1 profiling material", "--k", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["counted_as_read"]) == 3
+    assert not set(out["counted_as_read"]) & {p["id"] for p in out["picks"]}
+    assert all(p["topic"] == "Profiling & Optimization" and p["tier"] == 2 for p in out["picks"])
+
+
+def test_next_names_a_read_reference_it_cannot_resolve_in_one_line(capsys):
+    from assistant.cli import main
+
+    assert main(["next", "--read", "https://nowhere.example/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "names nothing in the catalog" in err
