@@ -259,6 +259,13 @@ class CatalogIndex:
         said = set(terms)
         return sum(1 for n in self.numbers[rid] if n not in said and not any(n in t for t in said))
 
+    def handle_of(self, name: str, rid: str) -> bool:
+        """Could a first name belong to the author behind a one-word handle ("simon" → "siboehm")?
+        Weak evidence: the handle starts with the name's first two letters."""
+        res = self.by_id[rid]
+        handles = [a for a in re.split(r"[,;&]", res.authors.lower()) if a.strip() and " " not in a.strip()]
+        return any(len(h.strip()) >= 5 and h.strip()[:2] == name[:2] and h.strip() != name for h in handles)
+
     def spelled_out(self, terms: Sequence[str], rid: str) -> bool:
         """Do the words name this title outright: most of it, or its acronym ("PMPP", "MDP")?"""
         title = self.by_id[rid].title
@@ -575,9 +582,12 @@ class Reader:
 
     def _single(self, phrase: str, terms: list[str], kind: str | None, possessive: list[str]) -> Mention | None:
         scored = []
+        total = sum(self.index.weight(t) for t in terms) or 1.0
         for res in self.resources:
             s = self.index.resource_score(terms, res.id)
-            if possessive and not any(p in self.index.strong[res.id] for p in possessive):
+            handles = [p for p in possessive if p not in self.index.strong[res.id] and self.index.handle_of(p, res.id)]
+            s += sum(0.5 * self.index.weight(p) for p in handles) / total
+            if possessive and not handles and not any(p in self.index.strong[res.id] for p in possessive):
                 s *= 0.7  # "Simon's post" names its author
             if kind and res.kind != kind:
                 s *= 0.75

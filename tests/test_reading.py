@@ -66,6 +66,11 @@ def test_an_author_possessive_and_a_topic_word_pick_one_post(reader):
     assert read_titles(reader, "I've read Mira Chen's LSM post. Next?") == {"LSM Trees Explained"}
 
 
+def test_a_first_name_can_stand_for_an_authors_handle(reader):
+    assert read_titles(reader, "I read Tobias's buffer pool post. Next?") == {"Buffer Pool Internals"}
+    assert read_titles(reader, "I read Tobias's adaptive execution notes. Next?") == {"Adaptive Execution Notes"}
+
+
 def test_a_host_names_its_site(reader):
     assert read_titles(reader, "Finished the jepsen clock skew write-up.") == {"Jepsen: Clock Skew"}
 
