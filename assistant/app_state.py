@@ -160,9 +160,9 @@ class AppState:
         try:
             self.assistant().searcher.search("GPU memory bandwidth", k=1)
             if self.settings.llm.backend == "embedded":
-                from assistant.models import chat_model
+                from assistant.models import embedded_llm
 
-                chat_model(self.settings)
+                embedded_llm(self.settings).warm()  # load the model and its saved prompt prefix
             log.info("warmed up")
         except Exception as exc:  # only a head start: a real question reports any problem itself
             log.warning("warm-up failed: %s", exc)

@@ -118,8 +118,10 @@ class Assistant:
             yield AnswerEvent("sources", quoted)
             yield AnswerEvent("final", quoted)
             return
-        # Sources at once, no instant text: the verified answer is the only answer shown.
-        yield AnswerEvent("sources", _with(quoted, text="", backend=backend))
+        # Sources at once (numbered as the model sees them, so the draft's [n] match), no instant text: the
+        # verified answer is the only answer shown.
+        sources = [self._citation(src.n, evidence, src.n) for src in evidence.sources]
+        yield AnswerEvent("sources", _with(quoted, text="", citations=sources, backend=backend))
         yield from self._generate(query, standalone, evidence, quoted, backend, weak)
 
     # --- steps -------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ both at least their thresholds (`llm.verify_min_cosine`, `llm.verify_min_lexical
 source does not support but another given source does is kept with the marker corrected; markers of sources
 that do not exist are removed; a sentence left with no supporting source is dropped, with the reason, so the
 reader sees what was taken out. A sentence that says the sources do not cover the question is no answer:
-it is dropped and counted as the model declining. So is a sentence that only restates the question (fewer
-than two content words the question does not already hold).
+it is dropped and counted as the model declining. A sentence that only restates the question (no content
+word the question does not already hold) is dropped too.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ NO_SOURCE = "cites no source that was given"
 UNSUPPORTED = "not supported by the source it cites"
 CUT_OFF = "cut off at the length limit"
 RESTATES = "only restates the question"
-MIN_NEW_WORDS = 2  # content words beyond the question's: fewer, and the sentence says nothing new
+MIN_NEW_WORDS = 1  # content words beyond the question's: none, and the sentence says nothing new
 
 
 def strip_control(text: str) -> str:

@@ -133,6 +133,7 @@ def test_embedded_model_streams_a_cited_answer(llm_assistant):
     assert events[0].kind == "sources" and events[0].answer.citations  # sources arrive before any token
     assert any(e.kind == "token" for e in events)
     assert events[0].answer.text == ""  # no instant answer that the verified one would replace
+    assert [c.n for c in events[0].answer.citations] == list(range(1, len(events[0].answer.citations) + 1))
     final = events[-1].answer
     assert final.route in ("search", "abstain")
     if final.route == "search":
