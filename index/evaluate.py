@@ -2,7 +2,9 @@
 
 Input: JSON Lines, one question per line: `id` and `question` are all it needs; optional `read` (URLs already
 read, excluded from results), `kind` (lookup / concept / next / typo / outofscope / filter; "next" goes to the
-reading planner when one is passed), `gold` and `accept` (URLs, used only for metrics).
+reading planner when one is passed), `gold` and `accept` (URLs, used only for metrics). A question with a
+non-empty `gold` is in scope; one with an empty `gold` or kind "outofscope" is out of scope; one with neither
+is unlabelled: it gets results and outcomes (`outcomes_unlabelled`), no metrics.
 
 Each result: id, mode, ranked (URLs), outcome (one of OUTCOMES: answer / weak / out_of_scope), abstained
 (outcome is out_of_scope) and the scope model's probability.
@@ -65,6 +67,15 @@ class Question:
     kind: str = ""
     gold: list[str] = field(default_factory=list)
     accept: list[str] = field(default_factory=list)
+    labelled: bool = True  # False: the file says nothing about scope (no `gold`, kind not outofscope)
+
+    @property
+    def in_scope(self) -> bool:
+        return self.labelled and bool(self.gold)
+
+    @property
+    def out_of_scope(self) -> bool:
+        return self.labelled and not self.gold
 
 
 def load_questions(path: Path | str) -> list[Question]:
@@ -85,6 +96,7 @@ def load_questions(path: Path | str) -> list[Question]:
                     id=str(data["id"]), question=str(data["question"]), read=list(data.get("read") or []),
                     kind=str(data.get("kind") or ""), gold=list(data.get("gold") or []),
                     accept=list(data.get("accept") or []),
+                    labelled="gold" in data or data.get("kind") == "outofscope",
                 )
             )
         except (ValueError, KeyError, TypeError) as exc:
@@ -135,20 +147,23 @@ def _mean(values: list[float]) -> float | None:
 
 
 def confusion_matrix(rows: list[tuple[Question, list[str], str]]) -> dict[str, dict[str, int]]:
-    """Counts of each outcome for in-scope (non-empty gold) and out-of-scope questions."""
+    """Counts of each outcome for in-scope (non-empty gold) and out-of-scope questions (unlabelled ones left out)."""
     table = {side: {o: 0 for o in OUTCOMES} for side in ("in_scope", "out_of_scope")}
     for q, _, outcome in rows:
-        table["in_scope" if q.gold else "out_of_scope"][outcome] += 1
+        if q.labelled:
+            table["in_scope" if q.gold else "out_of_scope"][outcome] += 1
     return table
 
 
 def metrics_for(rows: list[tuple[Question, list[str], str]]) -> dict[str, Any]:
     """Metrics of one mode over (question, ranked URLs, outcome) rows."""
-    in_scope = [(q, r, o) for q, r, o in rows if q.gold]
-    out_scope = [(q, r, o) for q, r, o in rows if not q.gold]
+    in_scope = [(q, r, o) for q, r, o in rows if q.in_scope]
+    out_scope = [(q, r, o) for q, r, o in rows if q.out_of_scope]
+    unlabelled = [o for q, _, o in rows if not q.labelled]
     return {
         "n_in_scope": len(in_scope),
         "n_out_of_scope": len(out_scope),
+        "n_unlabelled": len(unlabelled),
         "recall@1": _mean([recall_at(r, q.gold, 1) for q, r, _ in in_scope]),
         "recall@5": _mean([recall_at(r, q.gold, 5) for q, r, _ in in_scope]),
         "recall@10": _mean([recall_at(r, q.gold, 10) for q, r, _ in in_scope]),
@@ -158,6 +173,7 @@ def metrics_for(rows: list[tuple[Question, list[str], str]]) -> dict[str, Any]:
         "false_abstention_rate": _mean([float(o == "out_of_scope") for _, _, o in in_scope]),
         "weak_rate": _mean([float(o == "weak") for _, _, o in in_scope]),
         "confusion": confusion_matrix(rows),
+        "outcomes_unlabelled": {o: unlabelled.count(o) for o in OUTCOMES},
     }
 
 

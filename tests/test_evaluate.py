@@ -139,7 +139,9 @@ def test_eval_reads_a_file_of_only_ids_and_questions(index: Searcher, tmp_path: 
     path.write_text('{"id": "a", "question": "ring all-reduce collective communication"}\n{"id": "b", "question": "paged KV cache"}\n')
     out = run_eval(path, k=3, searcher=index)
     assert [(r["id"], len(r["ranked"])) for r in out["results"]] == [("a", 3), ("b", 3)]
-    assert out["metrics"][PRODUCT_MODE]["n_out_of_scope"] == 2  # no gold: scored as out of scope, never an error
+    metrics = out["metrics"][PRODUCT_MODE]
+    assert (metrics["n_in_scope"], metrics["n_out_of_scope"], metrics["n_unlabelled"]) == (0, 0, 2)
+    assert sum(metrics["outcomes_unlabelled"].values()) == 2 and metrics["recall@1"] is None
 
 
 def test_eval_runs_only_the_products_mode_by_default(index: Searcher, questions: Path) -> None:

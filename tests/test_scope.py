@@ -104,7 +104,7 @@ def test_eval_command_defaults_to_the_products_mode_and_reports_outcomes(
     questions = tmp_path / "q.jsonl"
     questions.write_text(
         json.dumps({"id": "in", "question": IN_SCOPE[0], "gold": ["https://github.com/example/nccl"]}) + "\n"
-        + json.dumps({"id": "out", "question": OUT_OF_SCOPE[0]}) + "\n"
+        + json.dumps({"id": "out", "question": OUT_OF_SCOPE[0], "kind": "outofscope"}) + "\n"
     )
     assert main(["eval", "--questions", str(questions), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
