@@ -136,7 +136,8 @@ class NextReads:
         embed_query = embedder.embed_query if embedder is not None else None
         embed_documents = embedder.embed_documents if embedder is not None else None
         self.resources = resources
-        self.reader = Reader(resources, embed_query, embed_documents, extra_authors=extra_authors)
+        english = embedder.english_words() if embedder is not None and hasattr(embedder, "english_words") else None
+        self.reader = Reader(resources, embed_query, embed_documents, extra_authors=extra_authors, english=english)
         self.router = Router(self.reader, route_weights or {}, route_intercept, route_threshold,
                              embed_query, embed_documents)
         self.focus_threshold = focus_threshold

@@ -199,6 +199,8 @@ class CatalogIndex:
         name_df = Counter(t for names in group_names for t in names)
         self.name_idf = {t: math.log(1 + len(group_names) / c) for t, c in name_df.items()}
         self.stem_text = {r.id: " " + " ".join(content_terms(f"{r.title} {r.note}")) + " " for r in self.resources}
+        self.name_like = {stem(w) for r in self.resources for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9+]*", f"{r.title} {r.authors}")
+                          if re.search(r"\d|[A-Z].*[A-Z]|^[a-z]+[A-Z]", w)}
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
         self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
             t for terms in self.section_terms.values() for t in terms}
@@ -446,13 +448,15 @@ class Reader:
     def __init__(self, resources: list[Resource], embed_query: Callable[[str], np.ndarray] | None = None,
                  embed_documents: Callable[[Sequence[str]], np.ndarray] | None = None,
                  extra_authors: dict[str, str] | None = None, resource_threshold: float = 0.6,
-                 group_threshold: float = 0.6) -> None:
+                 group_threshold: float = 0.6, english: set[str] | None = None) -> None:
         self.index = CatalogIndex(resources, extra_authors or {})
+        self.english = english
         self.embed_query = embed_query
         self.embed_documents = embed_documents
         self.resource_threshold = resource_threshold
         self.group_threshold = group_threshold
         self._section_vectors: np.ndarray | None = None
+        self._dense_top = 0.0
 
     @property
     def resources(self) -> list[Resource]:
@@ -515,11 +519,9 @@ class Reader:
             return out
         segments = [s.strip() for s in _LIST_SPLIT.split(text) if s and s.strip()]
         shared_kind = None
-        for seg in reversed(segments):  # "the FP8 and NVFP4 posts": a trailing kind covers the list
-            k = self._kind(seg)
-            if k:
-                shared_kind = k
-                break
+        if segments:  # "the FP8 and NVFP4 posts": a trailing plural kind covers the list
+            plural = [w for w in words(segments[-1]) if kind_of(w) and w.endswith("s") and kind_of(w) != "docs"]
+            shared_kind = kind_of(plural[-1]) if plural else None
         nouns = [w for w in words(segments[-1]) if w in GROUP_WORDS or kind_of(w)][-1:] if segments else []
         for i, seg in enumerate(segments[:-1]):  # "the Triton and CUTLASS tiers": the last noun covers the list
             ws = words(seg)
@@ -529,6 +531,9 @@ class Reader:
             before, ws = words(segments[i - 1]), words(segments[i])
             if any(w in {"everything", "all", "every"} for w in before) and not any(w in GROUP_WORDS for w in ws):
                 segments[i] = f"all {segments[i]}"
+        for i in range(1, len(segments)):  # "FlashInfer and its design post": its = the one before
+            if any(w in {"its", "their"} for w in words(segments[i])):
+                segments[i] = " ".join(_naming(segments[i - 1])) and f"{' '.join(words(_object_of(segments[i - 1])))} {segments[i]}"
         for i, seg in enumerate(segments):  # "the Tier 1 and Tier 2 storage material": one topic, two tiers
             if _tier(words(seg)) is not None and not _naming(_object_of(seg)):
                 later = next((s for s in segments[i + 1:] if _tier(words(s)) is not None and _naming(s)), None)
@@ -667,7 +672,10 @@ class Reader:
         for topic in idx.topics:
             best_section = max(idx.section_score(terms, key) for key in idx.sections if key[0] == topic)
             items = [r for r in self.resources if r.topic == topic]
-            titles = max((idx.resource_score(terms, r.id) for r in items), default=0.0)
+            # a title speaks for a topic through its names ("NCCL", "FP8"), not through ordinary words it
+            # happens to use ("Multi-Head" is no answer to "where should I head next")
+            named = [t for t in terms if self._name_like(t)]
+            titles = max((idx.resource_score(named, r.id) * len(named) / len(terms) for r in items), default=0.0)
             lexical[topic] = max(idx.topic_score(terms, topic), best_section, 0.4 * titles)
             # words said together that a title or note of the topic also has together ("low precision")
             pairs = [f" {a} {b} " for a, b in zip(terms, terms[1:], strict=False)]
@@ -675,6 +683,8 @@ class Reader:
                 lexical[topic] += 0.5
         scores = dict(lexical)
         dense = self._dense_interest(" ".join(w for w in words(text) if stem(w) in terms or w in terms))
+        if dense and max(lexical.values(), default=0.0) == 0.0 and self._dense_top < 0.5:
+            dense = {}  # ordinary words alone, and no section close to them: no focus
         if dense:
             scores = {t: 0.5 * lexical.get(t, 0.0) + 0.5 * dense.get(t, 0.0) for t in idx.topics}
         top = max(scores.values(), default=0.0)
@@ -684,6 +694,16 @@ class Reader:
         if sum(1 for s in normalised.values() if s >= 0.5) > 3:
             return {}  # words every topic shares ("scaling", "training"): no focus of their own
         return normalised
+
+    def _name_like(self, term: str) -> bool:
+        """A product or paper name rather than an ordinary word: not in the embedder's English word list
+        when there is one, else written in the catalog in capitals, camel case or with digits."""
+        if self.english is not None:
+            return term not in self.english and not any(w.startswith(term) and stem(w) == term for w in self.english_sample(term))
+        return term in self.index.name_like
+
+    def english_sample(self, term: str) -> list[str]:
+        return [w for w in (term, term + "s", term + "e", term + "es", term + "ing", term + "ed", term + "y") if w in self.english]
 
     def section_descriptions(self) -> list[str]:
         out = []
@@ -703,6 +723,7 @@ class Reader:
             by_topic[topic] = max(by_topic.get(topic, -1.0), float(sim))
         values = sorted(by_topic.values())
         median, top = values[len(values) // 2], values[-1]
+        self._dense_top = top
         if top - median < 1e-6:
             return {}
         return {t: max(0.0, (s - median) / (top - median)) * min(1.0, top / 0.45) for t, s in by_topic.items()}

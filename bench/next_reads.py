@@ -157,6 +157,7 @@ def main() -> int:
         report: dict[str, Any] = {
             "ours: calibration": run(assistant, [r for r in rows if r.get("split") == "calibration"]),
             "ours: check (written after tuning)": run(assistant, [r for r in rows if r.get("split") == "check"]),
+            "ours: fresh (written last)": run(assistant, [r for r in rows if r.get("split") == "fresh"]),
         }
         if args.dev.exists():
             dev_rows = [{**r, "kind": "next" if r["kind"] == "next" else "search"} for r in load(args.dev)]
