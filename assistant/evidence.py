@@ -88,12 +88,18 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4.0) + 2
 
 
+KIND_NOUNS = {"blog": "blog post", "docs": "documentation page", "repo": "repository", "model": "model card",
+              "site": "website", "community": "community"}
+CARD_SUFFIX = ":card"  # chunk id of a card sentence: the list's own words about a resource, not the page's
+
+
 def card_sentence(res: Resource) -> str:
     """A catalog card as one plain sentence a reader (or a small LLM) can quote."""
     by = f" by {res.authors}" if res.authors else ""
     tier = f"Tier {res.tier} " if res.tier is not None else ""
     note = f": {res.note.rstrip('.')}" if res.note else ""
-    return f"{res.title} is a {tier}{res.kind or 'resource'}{by} in the guide's {res.section} section{note}."
+    kind = KIND_NOUNS.get(res.kind, res.kind or "resource")
+    return f"{res.title} is a {tier}{kind}{by} in the guide's {res.section} section{note}."
 
 
 def readable(sentence: str) -> bool:
@@ -150,7 +156,7 @@ class EvidenceSelector:
         for rank, hit in enumerate(hits):
             seen: set[str] = set()
             card = card_sentence(hit.resource)
-            found.append(EvidenceSentence(card, rank, (-1, 0), 0.0, f"{hit.resource.id}:card"))
+            found.append(EvidenceSentence(card, rank, (-1, 0), 0.0, f"{hit.resource.id}{CARD_SUFFIX}"))
             seen.add(card.lower())
             for chunk in self._page_chunks(hit, neighbours):
                 for i, sent in enumerate(sentences(chunk.text)):

@@ -3,8 +3,9 @@
 Each sentence must end with markers of sources that were given, and be supported by one of them:
 
     cosine  = max cosine(sentence, an evidence unit of the cited source)   (the packaged embedder; units are
-              its sentences, neighbouring pairs, and all of them under the title)
-    lexical = share of the sentence's content words found in that source's evidence, its title or the question
+              its sentences, neighbouring pairs, and all of them together)
+    lexical = share of the sentence's new content words (stemmed; those the question does not already hold)
+              found in that source's evidence or title: what the sentence adds must come from the source
 
 both at least their thresholds (`llm.verify_min_cosine`, `llm.verify_min_lexical`). A sentence its cited
 source does not support but another given source does is kept with the marker corrected; markers of sources
@@ -21,12 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import Stemmer
 
 from assistant.evidence import Evidence
 from assistant.text import sentences as split_sentences
 from assistant.text import terms
 from ingest.settings import LLMSettings
 
+_STEMMER = Stemmer.Stemmer("english")
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<</?SYS>>")
 _MARKERS = re.compile(r"((?:\s*\[\s*\d{1,3}\s*\])+)")
 _NUMBER = re.compile(r"\d{1,3}")
@@ -122,13 +125,19 @@ def split_claims(text: str) -> list[Claim]:
     return claims
 
 
-def support_units(title: str, sentences: list[str]) -> list[str]:
+def stems(text: str) -> set[str]:
+    """Content words, stemmed, so inflections meet (pipelined / pipelining, scaled / scaling)."""
+    return set(_STEMMER.stemWords(terms(text)))
+
+
+def support_units(sentences: list[str]) -> list[str]:
     """What a claim is compared with: each evidence sentence, each pair of neighbouring ones (a claim often
-    joins two facts, and "It ..." needs the sentence before), and the source's sentences under its title."""
+    joins two facts, and "It ..." needs the sentence before), and all of them together. Not the title: a
+    sentence that merely starts with the source's name would look supported."""
     units = list(sentences)
     units += [f"{a} {b}" for a, b in zip(sentences, sentences[1:])]
-    if sentences:
-        units.append(f"{title}: {' '.join(sentences)}")
+    if len(sentences) > 2:
+        units.append(" ".join(sentences))
     return units
 
 
@@ -146,13 +155,11 @@ class Verifier:
             return Verdict([], [])
         texts = [c.text for c in claims]
         claim_vecs = self.embedder.embed_documents(texts)
-        ev_texts = [(s.n, unit) for s in evidence.sources for unit in support_units(s.resource.title, [x.text for x in s.sentences])]
+        ev_texts = [(s.n, unit) for s in evidence.sources for unit in support_units([x.text for x in s.sentences])]
         ev_vecs = self.embedder.embed_documents([t for _, t in ev_texts]) if ev_texts else np.zeros((0, claim_vecs.shape[1]))
         source_of = np.array([n for n, _ in ev_texts])
-        question_terms = set(terms(evidence.question))
-        source_terms = {
-            n: set(terms(s.text + " " + s.resource.title)) | question_terms for n, s in by_n.items()
-        }
+        question_stems = stems(evidence.question)
+        source_stems = {n: stems(s.text + " " + s.resource.title) for n, s in by_n.items()}
         kept: list[Claim] = []
         dropped: list[Claim] = []
         seen: set[str] = set()
@@ -170,15 +177,15 @@ class Verifier:
                 dropped.append(claim)
                 continue
             sims = ev_vecs @ vec if len(ev_vecs) else np.zeros(0)
-            words = set(terms(claim.text))
+            new_words = stems(claim.text) - question_stems
 
             def support(n: int) -> tuple[float, float]:
                 mask = source_of == n
                 cos = float(sims[mask].max()) if mask.any() else 0.0
-                lex = len(words & source_terms[n]) / len(words) if words else 0.0
+                lex = len(new_words & source_stems[n]) / len(new_words) if new_words else 0.0
                 return cos, lex
 
-            if len(words - question_terms) < MIN_NEW_WORDS:
+            if len(stems(claim.text) - question_stems) < MIN_NEW_WORDS:
                 claim.reason = RESTATES
                 dropped.append(claim)
                 continue

@@ -265,7 +265,7 @@ def main() -> None:
         questions = [q["question"] for q in sets.get("synthetic", [])[: args.cli]]
         report["cli"] = cli_times(args.home, questions)
     if args.showcase:
-        report["showcase"] = showcase(assistant, args.showcase, args.docs)
+        report["showcase"] = showcase(assistant, args.showcase.resolve(), args.docs.resolve())
     report["machine_end"] = machine()
     report["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(report, indent=2, ensure_ascii=False))

@@ -156,8 +156,8 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
     threads: int | None = Field(
         None, ge=1,
-        description="llama.cpp threads; default: the CPU cores. Fewer than the cores when another job shares "
-        "them: two llama.cpp processes spinning on the same 2 cores slow each other down many times over",
+        description="llama.cpp threads; default: the CPU cores not busy with other work when the model loads "
+        "(threads spinning on cores another job uses slow each other down many times over)",
     )
     batch_tokens: int = Field(512, ge=32, description="llama.cpp prompt batch (n_batch)")
     prompt_cache: bool = Field(
@@ -189,7 +189,8 @@ class LLMSettings(BaseModel):
         0.55, description="A generated sentence is supported when its cosine to a cited evidence sentence reaches this"
     )
     verify_min_lexical: float = Field(
-        0.5, description="... and at least this share of its content words occur in the cited evidence"
+        0.5, description="... and at least this share of its new content words (not in the question) occur in the "
+        "cited evidence or title"
     )
     ollama_url: str = "http://127.0.0.1:11434"
     ollama_model: str = "qwen2.5-coder:1.5b"

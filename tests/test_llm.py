@@ -205,3 +205,16 @@ def test_unreachable_ollama_server_is_a_one_line_error(tmp_path):
     with pytest.raises(ModelError, match="Ollama server .* is unreachable") as info:
         chat_model(settings)
     assert "\n" not in str(info.value)
+
+
+def test_cores_that_another_process_keeps_busy_are_seen_as_busy():
+    from assistant.models import _busy_cores
+
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        busy = _busy_cores(0.5)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert busy is not None and busy >= 0.8
