@@ -55,6 +55,7 @@ WANT_WORDS = frozenset({
     "steps", "tell", "give", "show", "help", "please", "thanks", "recommendations", "suggestions", "mostly",
     "especially", "particularly", "mainly", "most", "better", "well", "once", "someone", "people", "write",
     "writing", "build", "building", "make", "making", "use", "using", "do", "doing", "work", "working",
+    "why", "when", "who", "explain", "left", "remaining", "remains",
 })
 # a set of resources rather than one
 GROUP_WORDS = frozenset({
@@ -201,6 +202,10 @@ class CatalogIndex:
         self.stem_text = {r.id: " " + " ".join(content_terms(f"{r.title} {r.note}")) + " " for r in self.resources}
         self.name_like = {stem(w) for r in self.resources for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9+]*", f"{r.title} {r.authors}")
                           if re.search(r"\d|[A-Z].*[A-Z]|^[a-z]+[A-Z]", w)}
+        for res in self.resources:  # a title's own name ("Mojo", "Medusa: ...", "Horovod") is a name
+            head = res.title.split(":")[0].split("(")[0].strip()
+            if 1 <= len(head.split()) <= 2:
+                self.name_like |= set(content_terms(head))
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
         self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
             t for terms in self.section_terms.values() for t in terms}
@@ -327,6 +332,8 @@ _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
 _PREPOSITIONS = frozenset({"for", "to", "on", "in", "about", "into", "with", "that", "this", "it", "i", "we"})
 _EXCEPT = re.compile(r"\b(?:except(?: for)?|excluding|apart from|other than|but not|minus)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
+_WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|every(?:thing| item)? (?:of|in) the)\s+"
+                         r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 
 
@@ -490,6 +497,17 @@ class Reader:
             interest = {**interest, top: 1.0}
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want)
 
+    def _named_within(self, tail: str, members: list[Resource]) -> set[str]:
+        """The ids among `members` an "except ..." names: a tier, a section, or resources."""
+        tiers = _tiers(words(tail))
+        terms = [t for t in _naming(tail) if self.index.known(t)]
+        if not terms:
+            return {r.id for r in members if r.tier in tiers}
+        sections = {(r.topic, r.section) for r in members}
+        named = {key for key in sections if self.index.section_score(terms, key) >= self.group_threshold}
+        return {r.id for r in members if (not tiers or r.tier in tiers) and (
+            (r.topic, r.section) in named if named else self.index.resource_score(terms, r.id) >= self.resource_threshold)}
+
     def named(self, text: str) -> list[Resource]:
         """Everything a phrase names, read as a list of what was read (the API's free-text `read`)."""
         found = {r.id: r for m in self.mentions(text) for r in m.resources}
@@ -503,17 +521,20 @@ class Reader:
             hit = [r for r in self.resources if r.url and r.url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/") == key]
             if hit:
                 out.append(Mention(url, tuple(hit)))
+        whole = bool(_WHOLE_LIST.search(text))
         text = _THE_LIST.sub(" ", _URL.sub(" ", text))
         head, *rest = _EXCEPT.split(text, maxsplit=1)
+        if whole:  # "the whole guide except Tier 3"
+            everything = [Mention("the whole guide", tuple(self.resources), Group("", None, None, "the whole guide"))]
+            if not rest:
+                return everything
+            minus = self._named_within(rest[0], self.resources)
+            return [Mention(f"the whole guide except{rest[0]}", tuple(r for r in self.resources if r.id not in minus))]
         if rest:  # "the whole topic except Blackwell": what the rest names within it is not read
             out = []
-            tail = [t for t in content_terms(rest[0]) if self.index.known(t)]
             for m in self.mentions(head):
-                sections = {(r.topic, r.section) for r in m.resources}
-                named = {key for key in sections if tail and self.index.section_score(tail, key) >= self.group_threshold}
-                keep = tuple(r for r in m.resources if not tail or (
-                    (r.topic, r.section) not in named if named else
-                    self.index.resource_score(tail, r.id) < self.resource_threshold))
+                minus = self._named_within(rest[0], list(m.resources))
+                keep = tuple(r for r in m.resources if r.id not in minus)
                 if keep:
                     out.append(Mention(f"{m.phrase} except{rest[0]}", keep))
             return out
@@ -570,7 +591,8 @@ class Reader:
         count = next((COUNT_WORDS[w] for w in ws if w in COUNT_WORDS and not (w in TIER_NUMBERS and "tiers" in ws)), None)
         if count is None:
             for i, w in enumerate(ws[:-1]):
-                if w.isdigit() and (kind_of(ws[i + 1]) or ws[i + 1] in GROUP_WORDS) and not (i and ws[i - 1] == "tier"):
+                if (w.isdigit() and (kind_of(ws[i + 1]) or ws[i + 1] in GROUP_WORDS) and ws[i + 1].endswith("s")
+                        and not (i and ws[i - 1] == "tier") and not re.search(rf"[-\w]{w}\b", phrase)):
                     count = int(w)
         heads = [w for w in ws if w not in STOP and w not in DONE_WORDS and w not in WANT_WORDS]
         grouped = tier is not None or any(w in GROUP_WORDS for w in ws) or plural_kind or (count or 0) > 1 or (
@@ -599,8 +621,9 @@ class Reader:
             scored.append((s, -self.index.missing_numbers(terms, res.id), self.index.coverage(terms, res.id), res))
         scored.sort(key=lambda x: (-x[0], -x[1], -x[2], x[3].position))
         best = scored[0]
-        if best[0] < self.resource_threshold:
-            return None
+        if best[0] < self.resource_threshold or not any(
+                t in self.index.strong[best[3].id] or self.index._abbrev_hit(t, best[3].id) for t in terms):
+            return None  # a partial word ("intros") alone names nothing
         return Mention(phrase, (best[3],))
 
     def _group(self, phrase: str, terms: list[str], tiers: frozenset[int], kind: str | None,
@@ -637,7 +660,8 @@ class Reader:
                 else:
                     members = [r for r in idx.sections[s_key] if at(r)]
                     group = Group(s_key[0], s_key[1], tier, place_label(s_key[0], s_key[1], members[0].tier if members else tier))
-            elif best_res >= self.resource_threshold:
+            elif best_res >= self.resource_threshold and any(
+                    t in idx.strong[r.id] or idx._abbrev_hit(t, r.id) for _, r in res_scores[:1] for t in terms):
                 cut = max(self.resource_threshold, 0.8 * best_res)
                 members = [r for s, r in res_scores if s >= cut and at(r)]
                 if count is None:
@@ -686,7 +710,10 @@ class Reader:
         if dense and max(lexical.values(), default=0.0) == 0.0 and self._dense_top < 0.5:
             dense = {}  # ordinary words alone, and no section close to them: no focus
         if dense:
-            scores = {t: 0.5 * lexical.get(t, 0.0) + 0.5 * dense.get(t, 0.0) for t in idx.topics}
+            # the embedding ranks the topics the words name; it names a topic alone only when no word does
+            any_lexical = max(lexical.values(), default=0.0) > 0
+            scores = {t: 0.5 * lexical.get(t, 0.0) + 0.5 * dense.get(t, 0.0) * (lexical.get(t, 0.0) > 0 or not any_lexical)
+                      for t in idx.topics}
         top = max(scores.values(), default=0.0)
         if top < 0.2:
             return {}
@@ -698,9 +725,9 @@ class Reader:
     def _name_like(self, term: str) -> bool:
         """A product or paper name rather than an ordinary word: not in the embedder's English word list
         when there is one, else written in the catalog in capitals, camel case or with digits."""
-        if self.english is not None:
-            return term not in self.english and not any(w.startswith(term) and stem(w) == term for w in self.english_sample(term))
-        return term in self.index.name_like
+        if term in self.index.name_like:
+            return True
+        return self.english is not None and not self.english_sample(term)
 
     def english_sample(self, term: str) -> list[str]:
         return [w for w in (term, term + "s", term + "e", term + "es", term + "ing", term + "ed", term + "y") if w in self.english]

@@ -48,7 +48,7 @@ REQUEST_WORDS = frozenset({
     "next", "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "start",
     "begin", "order", "roadmap", "path", "curriculum", "prerequisite", "prerequisites", "continue", "else",
     "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "follow",
-    "followup",
+    "followup", "left", "remaining",
 })
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
