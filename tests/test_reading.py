@@ -124,6 +124,20 @@ def test_except_leaves_the_named_part_unread(reader, resources):
     assert found == {r.title for r in resources if r.topic == "Storage Engines" and r.section != "Compaction"}
 
 
+def test_the_whole_guide_except_a_tier_is_every_other_item(reader, resources):
+    found = read_titles(reader, "I've read the whole guide except the Tier 3 material. What's left?")
+    assert found == {r.title for r in resources if r.tier != 3}
+
+
+def test_a_version_number_is_not_a_count(reader):
+    found = read_titles(reader, "I read the Calvin-2 paper and the Raft paper. Next?")
+    assert found == {"Calvin-2: Faster Deterministic Transactions", "Raft: Understandable Consensus"}
+
+
+def test_a_partial_word_alone_names_nothing(reader):
+    assert read_titles(reader, "I read some compac notes elsewhere. What next?") == set()
+
+
 # --- the sentence's roles ----------------------------------------------------------------------------
 
 
@@ -159,6 +173,10 @@ def test_interest_names_the_topic_it_asks_about(reader):
 def test_interest_in_a_section_word_points_at_its_topic(reader):
     understanding = reader.understand("Anything on compaction I should read?")
     assert understanding.focus_topics[0] == "Storage Engines"
+
+
+def test_a_titles_own_name_points_at_its_topic(reader):
+    assert reader.understand("I'd like to study RocksLite eventually; what first?").focus_topics == ["Storage Engines"]
 
 
 def test_a_question_with_no_topic_words_has_no_focus(reader):
