@@ -15,6 +15,7 @@ embedder is at hand.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -83,8 +84,7 @@ _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
 def stem(word: str) -> str:
     word = word.lower().replace("’", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
+    word = word.removesuffix("'s")
     if _NUMBER.match(word):
         return word
     return _SNOWBALL.stemWord(word)
@@ -99,7 +99,7 @@ def content_terms(text: str) -> list[str]:
     """Stemmed words that can name something: no stop words, no role words."""
     out = []
     for w in words(text):
-        base = w[:-2] if w.endswith("'s") else w
+        base = w.removesuffix("'s")
         if base in STOP or base in DONE_WORDS or base in WANT_WORDS or base in GROUP_WORDS or base in COUNT_WORDS:
             continue
         if kind_of(base) or len(base) < 2 and not base.isdigit():
@@ -110,7 +110,7 @@ def content_terms(text: str) -> list[str]:
 
 def kind_of(word: str) -> str | None:
     word = word.lower()
-    return KIND_NOUNS.get(word) or KIND_NOUNS.get(word[:-1] if word.endswith("s") else word)
+    return KIND_NOUNS.get(word) or KIND_NOUNS.get(word.removesuffix("s"))
 
 
 def _name_words(text: str) -> list[str]:
@@ -124,7 +124,7 @@ def _abbreviates(token: str, name: Sequence[str]) -> bool:
     if len(token) < 2 or not token.isalnum():
         return False
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def fits(pos: int, i: int, used: int) -> bool:
         if pos == len(token):
             return used >= 2
@@ -339,7 +339,7 @@ _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalo
 
 def _role(text: str) -> str | None:
     ws = words(text)
-    bare = [w[:-2] if w.endswith("'s") else w for w in ws]
+    bare = [w.removesuffix("'s") for w in ws]
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
     done = False
     for i, w in enumerate(bare):
@@ -357,9 +357,7 @@ def _role(text: str) -> str | None:
                                                            "recently", "since", "pretty", "much"}), "")
             if nxt != "been" and nxt.endswith(("ed", "en", "wn", "ne", "ght")):
                 done = True  # "I've knocked out ...": the perfect says it is done
-        elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]):
-            done = True
-        elif w in {"through", "having"} and i > 0 and bare[i - 1] in {
+        elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]) or w in {"through", "having"} and i > 0 and bare[i - 1] in {
                 "gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be", "made", "make"}:
             done = True
     if negated:
@@ -572,17 +570,10 @@ class Reader:
         return (len(word) > 3 and word.endswith("s") and not word.endswith("ss") and stem(word) != word
                 and word not in self.index.surface)
 
-    def _kind(self, seg: str) -> str | None:
-        for w in words(seg):
-            k = kind_of(w)
-            if k:
-                return k
-        return None
-
     def resolve(self, phrase: str, fallback_kind: str | None = None) -> Mention | None:
         """One noun phrase → the resources it names (a title, an author's post, a tier, a section...)."""
         phrase = _object_of(phrase)
-        ws = [w[:-2] if w.endswith("'s") else w for w in words(phrase)]
+        ws = [w.removesuffix("'s") for w in words(phrase)]
         raw = words(phrase)
         kinds = {kind_of(w) for w in ws if kind_of(w)}
         plural_kind = any(kind_of(w) and w.endswith("s") and kind_of(w) != "docs" for w in ws)
@@ -702,7 +693,7 @@ class Reader:
             titles = max((idx.resource_score(named, r.id) * len(named) / len(terms) for r in items), default=0.0)
             lexical[topic] = max(idx.topic_score(terms, topic), best_section, 0.4 * titles)
             # words said together that a title or note of the topic also has together ("low precision")
-            pairs = [f" {a} {b} " for a, b in zip(terms, terms[1:], strict=False)]
+            pairs = [f" {a} {b} " for a, b in itertools.pairwise(terms)]
             if any(p in idx.stem_text[r.id] for p in pairs for r in items):
                 lexical[topic] += 0.5
         scores = dict(lexical)
@@ -782,9 +773,9 @@ def _tiers(ws: Sequence[str]) -> frozenset[int]:
                     found.add(TIER_NUMBERS[ws[j]])
                 j += 1
             before = ws[max(0, i - 2):i]
-            if before and before[-1] in TIER_NUMBERS and not (len(before) == 2 and before[0] == "first"):
-                if w == "tier" or before[-1] in {"first", "second", "third"}:
-                    found.add(TIER_NUMBERS[before[-1]])
+            if (before and before[-1] in TIER_NUMBERS and not (len(before) == 2 and before[0] == "first")
+                    and (w == "tier" or before[-1] in {"first", "second", "third"})):
+                found.add(TIER_NUMBERS[before[-1]])
             if w == "tiers" and len(before) == 2 and before[0] == "first" and before[1] in COUNT_WORDS:
                 found |= set(range(1, COUNT_WORDS[before[1]] + 1))
             if w == "tiers" and len(before) == 2 and before[0] == "first" and before[1].isdigit():
@@ -800,10 +791,6 @@ def _tiers(ws: Sequence[str]) -> frozenset[int]:
 def _tier(ws: Sequence[str]) -> int | None:
     tiers = _tiers(ws)
     return min(tiers) if tiers else None
-
-
-def reading_order(resources: Iterable[Resource]) -> list[Resource]:
-    return sorted(resources, key=lambda r: r.position)
 
 
 _READERS: dict[tuple[str, ...], Reader] = {}

@@ -29,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from assistant.planner import plan_next  # noqa: E402
-from assistant.route import FEATURES, fit_logistic  # noqa: E402
-from ingest.records import Resource  # noqa: E402
+from assistant.planner import plan_next
+from assistant.route import FEATURES, fit_logistic
+from ingest.records import Resource
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "data" / "next-questions.jsonl"

@@ -10,7 +10,6 @@ import pytest
 from assistant.planner import plan_next, resolve_mentions, topic_interest
 from ingest.records import Resource
 
-
 _positions = itertools.count()
 
 
