@@ -325,8 +325,10 @@ class Searcher:
         resources shown) or "out_of_scope" (nothing in the guide is near: the only case worth refusing).
         `query` may be None for hits that came from `search` (they remember their query)."""
         query = query if query is not None else (hits[0].query if hits else "")
-        if not hits or not query.strip():
+        if not hits:
             return "out_of_scope"
+        if not query.strip():  # hits built elsewhere, no query to judge: show them, never refuse blind
+            return "weak"
         probability = self.scope_probability(query, hits)
         cfg = self.settings.index
         if probability < cfg.abstain_threshold:

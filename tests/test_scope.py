@@ -124,3 +124,11 @@ def test_the_default_scope_model_weighs_every_feature_and_its_thresholds_are_ord
     cfg = Settings().index
     assert set(cfg.scope_weights) == set(SCOPE_FEATURES)
     assert 0 < cfg.abstain_threshold <= cfg.weak_threshold < 1
+
+
+def test_hits_without_a_known_query_are_shown_as_weak_never_refused(index: Searcher) -> None:
+    hits = index.search(OUT_OF_SCOPE[0], k=3)
+    for hit in hits:
+        hit.query = ""
+    assert index.outcome(None, hits) == "weak" and not index.abstains(hits)
+    assert index.outcome(OUT_OF_SCOPE[0], []) == "out_of_scope"  # nothing to show
