@@ -62,7 +62,7 @@ WANT_WORDS = frozenset({
 GROUP_WORDS = frozenset({
     "tier", "tiers", "section", "sections", "topic", "topics", "material", "materials", "reading", "readings",
     "stuff", "part", "parts", "track", "chapter", "chapters", "everything", "all", "whole", "entire", "every",
-    "rest", "set", "list", "items", "entries", "resources", "things", "block", "category", "area",
+    "rest", "set", "list", "items", "entries", "resources", "things", "category",
 })
 COUNT_WORDS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "pair": 2, "couple": 2}
 TIER_NUMBERS = {"one": 1, "two": 2, "three": 3, "first": 1, "second": 2, "third": 3, "1": 1, "2": 2, "3": 3}
@@ -220,17 +220,17 @@ class CatalogIndex:
 
     def generic(self, term: str) -> bool:
         """A word of the whole field, not of one place in it: in two or more topic names, or in the
-        titles and notes of more than an eighth of the catalog ("kernel", "GPU", "CUDA")."""
+        titles, authors and notes of more than an eighth of the catalog ("kernel", "CUDA", "optimize")."""
         in_topics = sum(1 for names in self.topic_terms.values() if term in names)
         share = sum(1 for rid in self.strong if term in self.strong[rid] or term in self.weak[rid]) / max(1, len(self.resources))
-        named = in_topics or any(term in names for names in self.section_terms.values())
-        return in_topics >= 2 or (share > 0.125 and not named)
+        return in_topics >= 2 or share > 0.125
 
     def weight(self, term: str) -> float:
         return self.idf.get(term, self.max_idf)
 
     def known(self, term: str) -> bool:
-        if term in self.vocabulary or len(term) >= 4 and any(v.startswith(term) for v in self.vocabulary):
+        if term in self.vocabulary or len(term) >= 4 and any(
+                v.startswith(term) or len(v) >= 5 and term.startswith(v) for v in self.vocabulary):
             return True
         return any(self._abbrev_hit(term, rid) for rid in self.by_id) or any(
             _abbreviates(term, _name_words(name)) for name in [*self.topics, *(s for _, s in self.sections)])
@@ -256,8 +256,8 @@ class CatalogIndex:
                 got += self.weight(t)
             elif t in self.weak[rid]:
                 got += 0.5 * self.weight(t)
-            elif len(t) >= 4 and any(s.startswith(t) for s in self.strong[rid]):
-                got += 0.8 * self.weight(t)
+            elif len(t) >= 4 and any(s.startswith(t) or len(s) >= 5 and t.startswith(s) for s in self.strong[rid]):
+                got += 0.8 * self.weight(t)  # "intro" / "introduction" for "Introducing"
         return got / total
 
     def missing_numbers(self, terms: Sequence[str], rid: str) -> int:
@@ -329,6 +329,8 @@ class Clause:
 _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
 _PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|\bwhile\b", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
+_SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=\s+(?:i|i'm|i'd|we|my)\b)",
+                          re.IGNORECASE)
 _PREPOSITIONS = frozenset({"for", "to", "on", "in", "about", "into", "with", "that", "this", "it", "i", "we"})
 _EXCEPT = re.compile(r"\b(?:except(?: for)?|excluding|apart from|other than|but not|minus)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
@@ -357,6 +359,8 @@ def _role(text: str) -> str | None:
                                                            "recently", "since", "pretty", "much"}), "")
             if nxt != "been" and nxt.endswith(("ed", "en", "wn", "ne", "ght")):
                 done = True  # "I've knocked out ...": the perfect says it is done
+        elif w in {"reading", "readings", "background", "history"} and i > 0 and bare[i - 1] == "my":
+            done = True  # "My reading so far: ..."
         elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]) or w in {"through", "having"} and i > 0 and bare[i - 1] in {
                 "gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be", "made", "make"}:
             done = True
@@ -385,9 +389,13 @@ def split_clauses(text: str) -> list[Clause]:
             if pieces[0].strip():
                 parts.append([pieces[0].strip(), _role(pieces[0])])
             if len(pieces) == 3 and content_terms(pieces[2]):
-                tail = words(pieces[2])
+                # "after PMPP if I want X": the object ends where a clause of its own starts
+                obj, *rest = _SUBORDINATE.split(pieces[2], maxsplit=1)
+                tail = words(obj)
                 # "after PMPP" names what was read; "after, for compilers" does not
-                parts.append([pieces[2].strip(), "want" if tail and tail[0] in _PREPOSITIONS else "read"])
+                parts.append([obj.strip(), "want" if not tail or tail[0] in _PREPOSITIONS else "read"])
+                if rest and rest[-1].strip():
+                    parts.append([rest[-1].strip(), _role(rest[-1]) or "want"])
         # "X, Y and Z are done": a read part takes the bare parts before it
         for i in range(len(parts) - 1, 0, -1):
             if parts[i][1] == "read":
@@ -541,7 +549,8 @@ class Reader:
         if segments:  # "the FP8 and NVFP4 posts": a trailing plural kind covers the list
             plural = [w for w in words(segments[-1]) if kind_of(w) and w.endswith("s") and kind_of(w) != "docs"]
             shared_kind = kind_of(plural[-1]) if plural else None
-        nouns = [w for w in words(segments[-1]) if w in GROUP_WORDS or kind_of(w)][-1:] if segments else []
+        nouns = [w for w in words(segments[-1]) if (w in GROUP_WORDS or kind_of(w)) and (
+            w.endswith("s") or w in {"tier", "section", "topic"})][-1:] if segments else []
         for i, seg in enumerate(segments[:-1]):  # "the Triton and CUTLASS tiers": the last noun covers the list
             ws = words(seg)
             if nouns and not any(w in GROUP_WORDS or kind_of(w) for w in ws) and _tier(ws) is None:
@@ -560,7 +569,8 @@ class Reader:
                     tier_words = {w for w in words(later) if w in {"tier", "tiers"} or w in TIER_NUMBERS}
                     segments[i] = f"{seg} " + " ".join(w for w in words(later) if w not in tier_words)
         for seg in segments:
-            mention = self.resolve(seg, fallback_kind=shared_kind)
+            context = {r.id for m in out for r in m.resources}
+            mention = self.resolve(seg, fallback_kind=shared_kind, context=context)
             if mention is not None:
                 out.append(mention)
         return out
@@ -570,7 +580,8 @@ class Reader:
         return (len(word) > 3 and word.endswith("s") and not word.endswith("ss") and stem(word) != word
                 and word not in self.index.surface)
 
-    def resolve(self, phrase: str, fallback_kind: str | None = None) -> Mention | None:
+    def resolve(self, phrase: str, fallback_kind: str | None = None,
+                context: set[str] | None = None) -> Mention | None:
         """One noun phrase → the resources it names (a title, an author's post, a tier, a section...)."""
         phrase = _object_of(phrase)
         ws = [w.removesuffix("'s") for w in words(phrase)]
@@ -596,9 +607,10 @@ class Reader:
         kind = next(iter(kinds)) if len(kinds) == 1 else None
         if grouped:
             return self._group(phrase, terms, tiers, kind, count)
-        return self._single(phrase, terms, kind or fallback_kind, possessive)
+        return self._single(phrase, terms, kind or fallback_kind, possessive, context or set())
 
-    def _single(self, phrase: str, terms: list[str], kind: str | None, possessive: list[str]) -> Mention | None:
+    def _single(self, phrase: str, terms: list[str], kind: str | None, possessive: list[str],
+                context: set[str]) -> Mention | None:
         scored = []
         total = sum(self.index.weight(t) for t in terms) or 1.0
         for res in self.resources:
@@ -612,6 +624,10 @@ class Reader:
             scored.append((s, -self.index.missing_numbers(terms, res.id), self.index.coverage(terms, res.id), res))
         scored.sort(key=lambda x: (-x[0], -x[1], -x[2], x[3].position))
         best = scored[0]
+        # "the three precision posts (FP8, NVFP4, ...)": a name that fits one just mentioned means that one
+        again = [x for x in scored if x[3].id in context and x[0] >= max(self.resource_threshold, best[0] - 0.25)]
+        if again:
+            best = again[0]
         if best[0] < self.resource_threshold or not any(
                 t in self.index.strong[best[3].id] or self.index._abbrev_hit(t, best[3].id) for t in terms):
             return None  # a partial word ("intros") alone names nothing
@@ -651,6 +667,12 @@ class Reader:
                 else:
                     members = [r for r in idx.sections[s_key] if at(r)]
                     group = Group(s_key[0], s_key[1], tier, place_label(s_key[0], s_key[1], members[0].tier if members else tier))
+            elif count is not None and best_res >= self.resource_threshold:
+                # "the three precision posts": the best-named `count`, kind first
+                ranked = [r for sc, r in res_scores if sc >= self.resource_threshold and at(r)]
+                if kind is not None:
+                    ranked = sorted(ranked, key=lambda r: r.kind != kind)
+                members = ranked[:count]
             elif best_res >= self.resource_threshold and any(
                     t in idx.strong[r.id] or idx._abbrev_hit(t, r.id) for _, r in res_scores[:1] for t in terms):
                 cut = max(self.resource_threshold, 0.8 * best_res)
@@ -757,9 +779,9 @@ def _object_of(phrase: str) -> str:
     spans = [m for m in _RAW_WORD.finditer(phrase) if m.group(0).lower() in DONE_WORDS]
     if not spans:
         return phrase
-    last = spans[-1]
-    after = phrase[last.end():]
-    return after if content_terms(after) else phrase[:spans[0].start()]
+    cuts = [0, *(x for m in spans for x in (m.start(), m.end())), len(phrase)]
+    pieces = [phrase[cuts[i]:cuts[i + 1]] for i in range(0, len(cuts), 2)]  # the text between the cue words
+    return max(reversed(pieces), key=lambda piece: len(content_terms(piece)))
 
 
 def _tiers(ws: Sequence[str]) -> frozenset[int]:

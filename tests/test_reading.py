@@ -162,6 +162,31 @@ def test_a_wish_is_not_a_reading_history(reader):
         "Database Internals Handbook (DIH)"}
 
 
+def test_the_first_two_tiers_of_a_topic(reader, resources):
+    found = read_titles(reader, "I've knocked out the first two tiers of the storage topic. Where to now?")
+    assert found == {r.title for r in resources if r.topic == "Storage Engines" and r.tier in (1, 2)}
+
+
+def test_my_reading_introduces_a_history(reader):
+    assert read_titles(reader, "My reading so far: DIH and the Raft paper. Next?") == {
+        "Database Internals Handbook (DIH)", "Raft: Understandable Consensus"}
+
+
+def test_what_follows_after_ends_where_a_clause_of_its_own_starts(reader):
+    understanding = reader.understand("Recommend something after the Raft paper if I want to learn compaction.")
+    assert {r.title for r in understanding.read} == {"Raft: Understandable Consensus"}
+    assert understanding.focus_topics == ["Storage Engines"]
+
+
+def test_the_read_thing_sits_between_the_cue_words(reader):
+    assert read_titles(reader, "I've read Neumann's part 1 already. Next?") == {"Compiling Queries with LLVM, Part 1"}
+
+
+def test_names_in_parentheses_refer_back_to_the_set_just_named(reader):
+    found = read_titles(reader, "I've read the two Calvin papers (Calvin, Calvin-2). Next?")
+    assert found == {"Calvin: Deterministic Transactions", "Calvin-2: Faster Deterministic Transactions"}
+
+
 # --- interest ----------------------------------------------------------------------------------------
 
 
