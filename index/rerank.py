@@ -16,9 +16,10 @@ from typing import Protocol
 
 from index.fields import FieldEvidence, FieldIndex, PreparedQuery
 from index.records import ResourceHit
-from ingest.settings import Settings
+from ingest.settings import IndexSettings, Settings
 
 log = logging.getLogger(__name__)
+_DEFAULTS = IndexSettings.model_fields
 
 
 class Reranker(Protocol):
@@ -31,9 +32,9 @@ class RerankWeights:
     Defaults come from `index.rerank_title`, `index.rerank_identifiers`, `index.rerank_named`, chosen by
     grouped cross-validation on the synthetic questions (bench/tune_retrieval.py)."""
 
-    title: float = 0.3
-    identifiers: float = 0.1
-    named: float = 0.1
+    title: float = _DEFAULTS["rerank_title"].default
+    identifiers: float = _DEFAULTS["rerank_identifiers"].default
+    named: float = _DEFAULTS["rerank_named"].default
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RerankWeights:

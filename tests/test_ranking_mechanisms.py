@@ -11,7 +11,7 @@ import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from index.aliases import ALIASES_FILE, AliasTable, mine_aliases
-from index.bm25 import tokenize
+from index.bm25 import DEFAULT_STEMMER, STEMMERS, TOKENIZER_VERSION, make_tokenizer, tokenize
 from index.fields import FieldIndex
 from index.hybrid import aggregate
 from index.records import IndexLoadError
@@ -39,14 +39,26 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Searcher:
 # --- stemming -----------------------------------------------------------------------------------------
 
 
-def test_the_stemmer_folds_inflections_onto_one_token() -> None:
+def test_the_index_tokenizer_folds_inflections_onto_one_token() -> None:
     assert len(set(tokenize("launches launching launched launch"))) == 1
-    assert tokenize("fused")[0] == tokenize("fusing")[0]
+    assert tokenize("kernels")[0] == tokenize("kernel")[0]
     assert tokenize("quantized")[0] == tokenize("quantization")[0]
 
 
-def test_identifiers_with_digits_and_short_words_are_not_stemmed() -> None:
-    assert tokenize("E4M3 H100 tcgen05 GPUs") == ["e4m3", "h100", "tcgen05", "gpu"]
+def test_the_snowball_stemmer_folds_what_the_light_stripper_leaves() -> None:
+    snowball, light = make_tokenizer("snowball"), make_tokenizer("light")
+    assert snowball("fused")[0] == snowball("fusing")[0] == "fuse"
+    assert light("fused")[0] != light("fusing")[0]
+    assert make_tokenizer("none")("kernels") == ["kernels"]
+
+
+@pytest.mark.parametrize("stemmer", sorted(STEMMERS))
+def test_identifiers_with_digits_and_short_words_are_not_stemmed(stemmer: str) -> None:
+    assert make_tokenizer(stemmer)("E4M3 H100 tcgen05 GPUs") == ["e4m3", "h100", "tcgen05", "gpu"]
+
+
+def test_the_tokenizer_version_names_the_stemmer() -> None:
+    assert TOKENIZER_VERSION.endswith(DEFAULT_STEMMER)
 
 
 # --- short and long forms -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from index.aliases import mine_aliases
 from index.fields import FieldIndex
 from index.query import parse_query
 from index.records import ResourceHit
-from index.rerank import FieldReranker, make_reranker
+from index.rerank import FieldReranker, RerankWeights, make_reranker
 from ingest.records import Resource
 from ingest.settings import Settings
 
@@ -41,7 +41,9 @@ def test_an_acronym_in_the_title_lifts_the_resource(reranker: FieldReranker, cat
     assert order(reranker.rerank("how does GQA save memory?", tied(catalog)))[0] == "gqa"
 
 
-def test_an_identifier_in_the_note_lifts_the_resource(reranker: FieldReranker, catalog: list[Resource]) -> None:
+def test_an_identifier_in_the_note_lifts_the_resource_when_weighted(catalog: list[Resource]) -> None:
+    # The tuned default weight is 0 (bench/tune_retrieval.py); the evidence itself still works when weighted.
+    reranker = FieldReranker(FieldIndex(catalog), RerankWeights(title=0.0, identifiers=0.1, named=0.0))
     assert order(reranker.rerank("what does TMA do", tied(catalog)))[0] == "hopper-tma"
 
 
