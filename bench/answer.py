@@ -255,7 +255,11 @@ def main() -> None:
 
     for name, questions in sets.items():
         ev_rows = [evidence_row(assistant, q) for q in questions]
-        rows = [] if args.no_llm else [llm_row(assistant, q) for q in questions]
+        rows = []
+        for i, q in enumerate([] if args.no_llm else questions, start=1):
+            rows.append(llm_row(assistant, q))
+            print(f"{name} {i}/{len(questions)}: shown={rows[-1]['llm_shown']} gold={rows[-1]['gold_cited']} "
+                  f"first={rows[-1]['first_token_s']}s total={rows[-1]['total_s']}s", file=sys.stderr, flush=True)
         report[name] = summarise(rows, ev_rows)
         if name == "dev":
             report[name]["label"] = "dev set (report only, never tuned on)"

@@ -180,7 +180,10 @@ class LLMSettings(BaseModel):
     prompt_cache: bool = Field(
         True, description="Keep the evaluated fixed prompt prefix in memory and on disk (data dir/models)"
     )
-    answer_sentences: int = Field(3, ge=1, le=6, description="At most this many sentences in a generated answer")
+    answer_sentences: int = Field(
+        2, ge=1, le=6,
+        description="At most this many sentences in a generated answer (each costs ~2 s of generation on 2 cores)",
+    )
     evidence_resources: int = Field(5, ge=1, description="Top resources whose passages feed the evidence")
     evidence_neighbours: bool = Field(
         False, description="Also read the chunks around each matched passage (no gain on the synthetic set, "
