@@ -345,10 +345,12 @@ def _role(text: str) -> str | None:
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
     done = False
     for i, w in enumerate(bare):
-        if w != "read" and w in DONE_WORDS - {"after", "through", "having"}:
+        if w == "did":
+            done = done or (i > 0 and bare[i - 1] in {"i", "we"})  # "I did the GQA paper", not "did it report"
+        elif w != "read" and w in DONE_WORDS - {"after", "through", "having"}:
             done = True
         elif w == "read":
-            before = bare[max(0, i - 3):i]
+            before = bare[max(0, i - 4):i]
             after = bare[i + 1:i + 2]
             asking = any(b in {"to", "should", "can", "could", "would", "will", "must", "shall", "might", "do", "does",
                                "what", "which"} for b in before)
@@ -564,10 +566,12 @@ class Reader:
                 segments[i] = " ".join(_naming(segments[i - 1])) and f"{' '.join(words(_object_of(segments[i - 1])))} {segments[i]}"
         for i, seg in enumerate(segments):  # "the Tier 1 and Tier 2 storage material": one topic, two tiers
             if _tier(words(seg)) is not None and not _naming(_object_of(seg)):
-                later = next((s for s in segments[i + 1:] if _tier(words(s)) is not None and _naming(s)), None)
+                later = next((s for s in [*segments[i + 1:], *reversed(segments[:i])]
+                              if _tier(words(s)) is not None and _naming(_object_of(s))), None)
                 if later is not None:
-                    tier_words = {w for w in words(later) if w in {"tier", "tiers"} or w in TIER_NUMBERS}
-                    segments[i] = f"{seg} " + " ".join(w for w in words(later) if w not in tier_words)
+                    borrowed = words(_object_of(later))
+                    tier_words = {w for w in borrowed if w in {"tier", "tiers"} or w in TIER_NUMBERS}
+                    segments[i] = f"{seg} " + " ".join(w for w in borrowed if w not in tier_words)
         for seg in segments:
             context = {r.id for m in out for r in m.resources}
             mention = self.resolve(seg, fallback_kind=shared_kind, context=context)
@@ -668,8 +672,8 @@ class Reader:
                     members = [r for r in idx.sections[s_key] if at(r)]
                     group = Group(s_key[0], s_key[1], tier, place_label(s_key[0], s_key[1], members[0].tier if members else tier))
             elif count is not None and best_res >= self.resource_threshold:
-                # "the three precision posts": the best-named `count`, kind first
-                ranked = [r for sc, r in res_scores if sc >= self.resource_threshold and at(r)]
+                # "the three precision posts", "both TMA tutorials": the best-named `count`, kind first
+                ranked = [r for sc, r in res_scores if sc >= 0.4 and at(r) and any(t in idx.strong[r.id] for t in terms)]
                 if kind is not None:
                     ranked = sorted(ranked, key=lambda r: r.kind != kind)
                 members = ranked[:count]

@@ -53,6 +53,8 @@ REQUEST_WORDS = frozenset({
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
 _CONCEPT_OPENERS = frozenset({"why", "explain", "define", "describe", "compare"})
+_WHAT_VERBS = frozenset({"is", "are", "does", "do", "causes", "makes", "happens", "limits", "determines", "means"})
+_THING_SUBJECTS = frozenset({"it", "they", "this", "that", "these", "those", "the"})
 _AUXILIARIES = frozenset({"is", "are", "does", "do", "did", "can", "could", "would", "to", "much", "many", "exactly"})
 FEATURES = ("intent", "request", "history", "concept")
 
@@ -75,7 +77,7 @@ def request_feature(question: str) -> float:
         if any(w in REQUEST_WORDS for w in ws):
             return 1.0
         for i, w in enumerate(ws):
-            if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 3):i]):
+            if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 4):i]):
                 return 1.0
     return 0.0
 
@@ -91,7 +93,11 @@ def concept_feature(question: str) -> float:
                 return 1.0
             if w == "how" and ws[i + 1:i + 2] and ws[i + 1] in _AUXILIARIES:
                 return 1.0
-            if w == "what" and i + 1 < len(ws) and ws[i + 1] in {"is", "are", "does", "do", "causes", "makes", "happens", "limits", "determines", "means"} and ws[i + 2:i + 3] != ["next"]:
+            if (w == "what" and i + 1 < len(ws) and ws[i + 1] in _WHAT_VERBS
+                    and not (ws[i + 2:i + 3] and ws[i + 2] in {"next", "i", "we", "you"})):  # not "what do I ..."
+                return 1.0
+            if w in {"what", "which", "how"} and any(  # "what gain did it report": a fact about a thing
+                    a in _AUXILIARIES and b in _THING_SUBJECTS for a, b in zip(ws[i + 1:], ws[i + 2:])):
                 return 1.0
     return 0.0
 

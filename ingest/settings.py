@@ -231,11 +231,11 @@ class PlannerSettings(BaseModel):
     """The reading planner (assistant/planner.py, reading.py, route.py)."""
 
     route_weights: dict[str, float] = Field(
-        default_factory=lambda: {"intent": 1.784, "request": 2.582, "history": 2.054, "concept": -1.582},
+        default_factory=lambda: {"intent": 1.666, "request": 2.485, "history": 1.89, "concept": -1.88},
         description="Log-odds weight of each routing feature (assistant/route.py FEATURES); fitted by "
         "bench/next_reads.py --calibrate on our own written questions",
     )
-    route_intercept: float = Field(-1.528, description="The routing model's intercept (fitted with route_weights)")
+    route_intercept: float = Field(-1.416, description="The routing model's intercept (fitted with route_weights)")
     route_threshold: float = Field(0.5, ge=0, le=1, description="A question goes to the planner when P(next) >= this")
     focus_threshold: float = Field(
         0.5, ge=0, le=1, description="A topic the question points at with at least this share of the top score is a focus"
