@@ -43,7 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import QUESTIONS, real_corpus_settings  # noqa: E402
+from bench.common import QUESTIONS, real_corpus_settings
 
 log = logging.getLogger("tune")
 SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
@@ -121,7 +121,7 @@ def load_synthetic(path: Path) -> list[Question]:
 class Replay:
     """Per-question retrieval results computed once; `rank` replays fusion + rerank for a configuration."""
 
-    def __init__(self, searcher: Any, questions: list[Question]) -> None:  # noqa: ANN401
+    def __init__(self, searcher: Any, questions: list[Question]) -> None:
         from index.bm25 import DEFAULT_STEMMER, BM25Index, make_tokenizer
 
         self.s = searcher
@@ -139,7 +139,7 @@ class Replay:
         self._memo: dict[tuple, dict[str, float]] = {}
         self._cache: dict[tuple, Any] = {}
 
-    def doc2query_index(self, fold: int) -> Any:  # noqa: ANN401
+    def doc2query_index(self, fold: int) -> Any:
         """BM25 over passages plus the synthetic questions of every other fold written beside their source."""
         if fold not in self._doc2query:
             from index.bm25 import BM25Index
@@ -153,7 +153,7 @@ class Replay:
             self._doc2query[fold] = BM25Index.build(texts)
         return self._doc2query[fold]
 
-    def _query(self, q: Question, typo: bool) -> Any:  # noqa: ANN401
+    def _query(self, q: Question, typo: bool) -> Any:
         key = ("rq", q.id, typo)
         if key not in self._cache:
             self.s.settings.index.typo_correction = typo
@@ -328,7 +328,7 @@ def ablations(replay: Replay, chosen: Config) -> dict[str, Any]:
             for name, cfg in variants.items()}
 
 
-def check_real_search(searcher: Any, questions: list[Question], cfg: Config) -> dict[str, float]:  # noqa: ANN401
+def check_real_search(searcher: Any, questions: list[Question], cfg: Config) -> dict[str, float]:
     """The chosen configuration through `Searcher.search` itself."""
     for name, value in cfg.settings().items():
         setattr(searcher.settings.index, name, value)
@@ -343,13 +343,13 @@ def check_real_search(searcher: Any, questions: list[Question], cfg: Config) -> 
     return {"n": len(questions), "success@5": round(float(np.mean(s5)), 4), "mrr@10": round(float(np.mean(rr)), 4)}
 
 
-def _weights(cfg: Config) -> Any:  # noqa: ANN401
+def _weights(cfg: Config) -> Any:
     from index.rerank import RerankWeights
 
     return RerankWeights(cfg.rerank_title, cfg.rerank_identifiers, cfg.rerank_named)
 
 
-def dev_report(settings: Any, cfg: Config) -> dict[str, Any]:  # noqa: ANN401
+def dev_report(settings: Any, cfg: Config) -> dict[str, Any]:
     """The dev set through `run_eval` with `cfg` (planner answering "next" questions, as the CLI does)."""
     from assistant.cli import _planner_for_eval
     from index.evaluate import run_eval
@@ -364,7 +364,7 @@ def dev_report(settings: Any, cfg: Config) -> dict[str, Any]:  # noqa: ANN401
             for mode, m in report["metrics"].items()}
 
 
-def chunk_variant_home(settings: Any, target: int, overlap: int, wordpieces: int, scratch: Path) -> Any:  # noqa: ANN401
+def chunk_variant_home(settings: Any, target: int, overlap: int, wordpieces: int, scratch: Path) -> Any:
     """A data dir whose index holds the same pages chunked with other sizes (embedding cache shared)."""
     from index.build import build_index
     from index.search import load_searcher

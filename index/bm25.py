@@ -65,7 +65,7 @@ def _fold(token: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _snowball() -> Any:  # noqa: ANN401 - PyStemmer's Stemmer
+def _snowball() -> Any:
     import Stemmer
 
     return Stemmer.Stemmer("english")

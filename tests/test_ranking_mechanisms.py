@@ -11,7 +11,13 @@ import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from index.aliases import ALIASES_FILE, AliasTable, mine_aliases
-from index.bm25 import DEFAULT_STEMMER, STEMMERS, TOKENIZER_VERSION, make_tokenizer, tokenize
+from index.bm25 import (
+    DEFAULT_STEMMER,
+    STEMMERS,
+    TOKENIZER_VERSION,
+    make_tokenizer,
+    tokenize,
+)
 from index.fields import FieldIndex
 from index.hybrid import aggregate
 from index.records import IndexLoadError
