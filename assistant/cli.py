@@ -303,7 +303,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(f"{mode:<16}" + "".join(cells))
     for mode, metrics in report["metrics"].items():
         table = metrics["confusion"]
-        print(f"\noutcomes ({mode}){'':<6}{'answer':>10}{'weak':>10}{'out_of_scope':>14}")
+        label = f"outcomes ({mode})"
+        print(f"\n{label:<26}{'answer':>10}{'weak':>10}{'out_of_scope':>14}")
         for side in ("in_scope", "out_of_scope"):
             row = table[side]
             print(f"  {side:<24}{row['answer']:>10}{row['weak']:>10}{row['out_of_scope']:>14}")
