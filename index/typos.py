@@ -63,17 +63,21 @@ class TypoCorrector:
         self.counts = counts
         self.english = english or set()
         self.min_len = min_len
-        self.choices = [w for w, n in counts.items() if n >= MIN_COUNT and len(w) >= min_len - 1]
+        self.by_length: dict[int, list[str]] = {}  # candidates by length: an edit changes it by at most one
+        for word, n in counts.items():
+            if n >= MIN_COUNT and len(word) >= min_len - 1:
+                self.by_length.setdefault(len(word), []).append(word)
 
     def suggestion(self, word: str) -> str | None:
         """The corpus word `word` probably meant, or None when it needs no (or has no) correction."""
         low = word.lower()
-        if len(low) < self.min_len or low in self.counts or low in self.english or not self.choices:
+        if len(low) < self.min_len or low in self.counts or low in self.english:
             return None
         edits = 1 if len(low) < 8 else 2
-        matches = process.extract(
-            low, self.choices, scorer=DamerauLevenshtein.distance, score_cutoff=edits, limit=10
-        )
+        choices = [w for n in range(len(low) - edits, len(low) + edits + 1) for w in self.by_length.get(n, ())]
+        if not choices:
+            return None
+        matches = process.extract(low, choices, scorer=DamerauLevenshtein.distance, score_cutoff=edits, limit=10)
         if not matches:
             return None
         best = min(matches, key=lambda m: (m[1], -self.counts[m[0]]))
