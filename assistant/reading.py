@@ -64,6 +64,8 @@ GROUP_WORDS = frozenset({
     "stuff", "part", "parts", "track", "chapter", "chapters", "everything", "all", "whole", "entire", "every",
     "rest", "set", "list", "items", "entries", "resources", "things", "category",
 })
+# nouns that stand for "a resource" and name nothing
+FILLER_NOUNS = frozenset({"resource", "item", "entry", "thing", "piece", "pieces", "one", "ones", "link", "links"})
 COUNT_WORDS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "pair": 2, "couple": 2}
 TIER_NUMBERS = {"one": 1, "two": 2, "three": 3, "first": 1, "second": 2, "third": 3, "1": 1, "2": 2, "3": 3}
 # the catalog's kinds, and the general nouns a learner uses for them
@@ -100,7 +102,8 @@ def content_terms(text: str) -> list[str]:
     out = []
     for w in words(text):
         base = w.removesuffix("'s")
-        if base in STOP or base in DONE_WORDS or base in WANT_WORDS or base in GROUP_WORDS or base in COUNT_WORDS:
+        if (base in STOP or base in DONE_WORDS or base in WANT_WORDS or base in GROUP_WORDS or base in COUNT_WORDS
+                or base in FILLER_NOUNS):
             continue
         if kind_of(base) or len(base) < 2 and not base.isdigit():
             continue
@@ -200,11 +203,13 @@ class CatalogIndex:
         name_df = Counter(t for names in group_names for t in names)
         self.name_idf = {t: math.log(1 + len(group_names) / c) for t, c in name_df.items()}
         self.stem_text = {r.id: " " + " ".join(content_terms(f"{r.title} {r.note}")) + " " for r in self.resources}
+        self.name_text = {key: " " + " ".join(content_terms(key[0])) + " " + " ".join(content_terms(key[1])) + " "
+                          for key in self.sections}
         self.name_like = {stem(w) for r in self.resources for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9+]*", f"{r.title} {r.authors}")
                           if re.search(r"\d|[A-Z].*[A-Z]|^[a-z]+[A-Z]", w)}
         for res in self.resources:  # a title's own name ("Mojo", "Medusa: ...", "Horovod") is a name
             head = res.title.split(":")[0].split("(")[0].strip()
-            if 1 <= len(head.split()) <= 2:
+            if len(head.split()) == 1:
                 self.name_like |= set(content_terms(head))
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
         self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
@@ -326,8 +331,11 @@ class Clause:
     role: str  # "read" (what they have read), "not-read", "maybe" (a bare list, read if it names titles), "want"
 
 
+_THROUGH_VERBS = frozenset({"gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be",
+                            "made", "make"})
 _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
-_PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|\bwhile\b", re.IGNORECASE)
+_PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|\bwhile\b"
+                    r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would)\b)", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=\s+(?:i|i'm|i'd|we|my)\b)",
                           re.IGNORECASE)
@@ -354,7 +362,9 @@ def _role(text: str) -> str | None:
             after = bare[i + 1:i + 2]
             asking = any(b in {"to", "should", "can", "could", "would", "will", "must", "shall", "might", "do", "does",
                                "what", "which"} for b in before)
-            if not asking and after != ["next"]:
+            noun = bool(before) and before[-1] in {"a", "an", "the", "first", "next", "good", "great", "another", "my",
+                                                   "your", "quick", "light", "further"}  # "a first read"
+            if not asking and not noun and after != ["next"]:
                 done = True
         elif w in {"i've", "ive", "we've"} or w in {"have", "had"} and i > 0 and bare[i - 1] in {"i", "we"}:
             nxt = next((x for x in bare[i + 1:] if x not in {"already", "just", "now", "also", "mostly", "finally",
@@ -363,9 +373,10 @@ def _role(text: str) -> str | None:
                 done = True  # "I've knocked out ...": the perfect says it is done
         elif w in {"reading", "readings", "background", "history"} and i > 0 and bare[i - 1] == "my":
             done = True  # "My reading so far: ..."
-        elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]) or w in {"through", "having"} and i > 0 and bare[i - 1] in {
-                "gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be", "made", "make"}:
-            done = True
+        elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]):
+            done = True  # "... are behind me"
+        elif w in {"through", "having"} and i > 0 and bare[i - 1] in _THROUGH_VERBS:
+            done = True  # "I've gone through", "I'm through"
     if negated:
         return "not-read"
     if done:
@@ -703,9 +714,9 @@ class Reader:
     def interest(self, text: str) -> dict[str, float]:
         """How strongly the words point at each topic (0..1): catalog words (names count fully, titles
         and notes less), blended with embedding similarity to the sections' descriptions."""
-        terms = [t for t in dict.fromkeys(content_terms(text)) if self.index.known(t)]
-        specific = [t for t in terms if not self.index.generic(t)]
-        terms = specific or terms  # "Triton kernels": the words every topic uses say nothing of where to go
+        said = [t for t in dict.fromkeys(content_terms(text)) if self.index.known(t)]
+        specific = [t for t in said if not self.index.generic(t)]
+        terms = specific or said  # "Triton kernels": the words every topic uses say nothing of where to go
         if not terms:
             return {}
         idx = self.index
@@ -716,11 +727,14 @@ class Reader:
             # a title speaks for a topic through its names ("NCCL", "FP8"), not through ordinary words it
             # happens to use ("Multi-Head" is no answer to "where should I head next")
             named = [t for t in terms if self._name_like(t)]
-            titles = max((idx.resource_score(named, r.id) * len(named) / len(terms) for r in items), default=0.0)
+            titles = max((idx.resource_score(named, r.id) for r in items), default=0.0) if named else 0.0
             lexical[topic] = max(idx.topic_score(terms, topic), best_section, 0.4 * titles)
             # words said together that a title or note of the topic also has together ("low precision")
+            # (or a topic's or section's name: "generated kernels"), field-wide words included
             pairs = [f" {a} {b} " for a, b in itertools.pairwise(terms)]
-            if any(p in idx.stem_text[r.id] for p in pairs for r in items):
+            said_pairs = [f" {a} {b} " for a, b in itertools.pairwise(said)]
+            if any(p in idx.stem_text[r.id] for p in pairs for r in items) or any(
+                    p in idx.name_text[key] for p in said_pairs for key in idx.sections if key[0] == topic):
                 lexical[topic] += 0.5
         scores = dict(lexical)
         dense = self._dense_interest(" ".join(w for w in words(text) if stem(w) in terms or w in terms))

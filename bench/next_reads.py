@@ -163,6 +163,7 @@ def main() -> int:
             "ours: fresh2 (written after the fresh fixes)": run(assistant, [r for r in rows if r.get("split") == "fresh2"]),
             "ours: fresh3 (written after the fresh2 fixes)": run(assistant, [r for r in rows if r.get("split") == "fresh3"]),
             "ours: fresh4 (written after the fresh3 fixes)": run(assistant, [r for r in rows if r.get("split") == "fresh4"]),
+            "ours: fresh5 (written after the fresh4 fixes)": run(assistant, [r for r in rows if r.get("split") == "fresh5"]),
         }
         if args.dev.exists():
             dev_rows = [{**r, "kind": "next" if r["kind"] == "next" else "search"} for r in load(args.dev)]

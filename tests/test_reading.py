@@ -187,6 +187,17 @@ def test_names_in_parentheses_refer_back_to_the_set_just_named(reader):
     assert found == {"Calvin: Deterministic Transactions", "Calvin-2: Faster Deterministic Transactions"}
 
 
+def test_a_new_subject_after_and_starts_a_wish(reader, resources):
+    understanding = reader.understand(
+        "I've gone through every resource in the consensus basics tier and I'm curious about compaction.")
+    assert {r.title for r in understanding.read} == {r.title for r in resources if r.section == "Consensus basics"}
+    assert understanding.focus_topics == ["Storage Engines"]
+
+
+def test_read_as_a_noun_is_no_history():
+    assert [c.role for c in split_clauses("Suggest a first read on consensus. I'm new.")][0] == "want"
+
+
 # --- interest ----------------------------------------------------------------------------------------
 
 
