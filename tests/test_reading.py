@@ -195,7 +195,7 @@ def test_a_new_subject_after_and_starts_a_wish(reader, resources):
 
 
 def test_read_as_a_noun_is_no_history():
-    assert [c.role for c in split_clauses("Suggest a first read on consensus. I'm new.")][0] == "want"
+    assert split_clauses("Suggest a first read on consensus. I'm new.")[0].role == "want"
 
 
 # --- interest ----------------------------------------------------------------------------------------
