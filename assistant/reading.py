@@ -223,6 +223,10 @@ class CatalogIndex:
             out.add(f"{m.group(1)}{m.group(2)}".lower())
         return out
 
+    def canon(self, term: str) -> str:
+        """An acronym's plural as the acronym: "GPUs" → gpu, "TPUs" → tpu."""
+        return term[:-1] if term.endswith("s") and term[:-1] in self.name_like and len(term) <= 6 else term
+
     def generic(self, term: str) -> bool:
         """A word of the whole field, not of one place in it: in two or more topic names, or in the
         titles, authors and notes of more than an eighth of the catalog ("kernel", "CUDA", "optimize")."""
@@ -714,7 +718,7 @@ class Reader:
     def interest(self, text: str) -> dict[str, float]:
         """How strongly the words point at each topic (0..1): catalog words (names count fully, titles
         and notes less), blended with embedding similarity to the sections' descriptions."""
-        said = [t for t in dict.fromkeys(content_terms(text)) if self.index.known(t)]
+        said = [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
         specific = [t for t in said if not self.index.generic(t)]
         terms = specific or said  # "Triton kernels": the words every topic uses say nothing of where to go
         if not terms:
