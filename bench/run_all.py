@@ -120,7 +120,14 @@ def section_latency(s: dict[str, Any], a: dict[str, Any] | None) -> list[str]:
     if a:
         e = a["extractive"]
         out += [f"Answers: extractive p50 {e['p50_ms']} ms, p95 {e['p95_ms']} ms (n={e['n']})."]
-        if "embedded" in a:
+        for name in ("synthetic", "dev"):
+            if name in a and "llm_shown_count" in a[name]:
+                r = a[name]
+                label = " (dev set, report only)" if name == "dev" else ""
+                out += [f"Embedded LLM answers on {name}{label}: verified answer shown {r['llm_shown_count']}, gold cited "
+                        f"{r['gold_cited_count']}, {r['dropped_share']} of generated sentences dropped, control tokens "
+                        f"{r['control_tokens']}; first token p50/p95 {r['first_token_s']} s, full answer {r['total_s']} s.", ""]
+        if "embedded" in a:  # the layout before evidence-first answers
             em = a["embedded"]
             out += [f"Embedded LLM (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores): first token p50 {em['first_token_s_p50']} s, "
                     f"max {em['first_token_s_max']} s; {em['tokens_per_s_median']} tokens/s median; model load "
