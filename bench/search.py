@@ -158,6 +158,29 @@ BASELINE_RANKING = {"typo_correction": False, "expansion_weight": 0.0, "dense_ex
                     "fusion_passages": 1, "fusion_decay": 0.0}
 
 
+def _interleaved(searcher: Any, questions: list[str], configs: dict[str, dict[str, Any]], mode: str,
+                 cached_query: bool) -> dict[str, list[float]]:
+    """Seconds per search for each ranking config, interleaved query by query so all see the same CPU load.
+    With `cached_query` the query vector is computed before the clock starts (the ranking alone)."""
+    cfg = searcher.settings.index
+    samples: dict[str, list[float]] = {name: [] for name in configs}
+    for _ in range(3):
+        for q in questions:
+            for name, values in configs.items():
+                for key, value in values.items():
+                    setattr(cfg, key, value)
+                searcher.embedder.forget_queries()
+                if cached_query:
+                    searcher.embedder.embed_query(q)  # into the embedder's query cache
+                searcher._retrieval_queries.clear()
+                started = time.perf_counter()
+                searcher.search(q, k=10, mode=mode)
+                samples[name].append(time.perf_counter() - started)
+    for key, value in configs["configured"].items():
+        setattr(cfg, key, value)
+    return samples
+
+
 def _latencies(searcher: Any) -> dict[str, Any]:
     """p50/p95 per mode for the configured ranking and, interleaved query by query so both see the same CPU
     load, for `BASELINE_RANKING`. The query embedding and the typo/alias step are recomputed every query."""
@@ -171,37 +194,13 @@ def _latencies(searcher: Any) -> dict[str, Any]:
     for mode in MODES:
         for q in questions[:5]:  # warm-up: model, caches, allocator
             searcher.search(q, k=10, mode=mode)
-        samples: dict[str, list[float]] = {name: [] for name in configs}
-        for _ in range(3):
-            for q in questions:
-                for name, values in configs.items():
-                    for key, value in values.items():
-                        setattr(cfg, key, value)
-                    searcher.embedder.forget_queries()
-                    searcher._retrieval_queries.clear()
-                    started = time.perf_counter()
-                    searcher.search(q, k=10, mode=mode)
-                    samples[name].append(time.perf_counter() - started)
-        for key, value in configs["configured"].items():
-            setattr(cfg, key, value)
+        samples = _interleaved(searcher, questions, configs, mode, cached_query=False)
         out[mode] = percentiles(samples["configured"])
         out[f"{mode} (baseline ranking)"] = percentiles(samples["baseline"])
     # The ranking alone (query vector already cached): what this code adds on top of the model's forward pass,
     # and far less sensitive to other processes on the machine than the model's matrix products.
     mode = "hybrid+rerank"
-    cached: dict[str, list[float]] = {name: [] for name in configs}
-    for _ in range(3):
-        for q in questions:
-            for name, values in configs.items():
-                for key, value in values.items():
-                    setattr(cfg, key, value)
-                searcher.embedder.embed_query(q)  # into the embedder's query cache
-                searcher._retrieval_queries.clear()
-                started = time.perf_counter()
-                searcher.search(q, k=10, mode=mode)
-                cached[name].append(time.perf_counter() - started)
-    for key, value in configs["configured"].items():
-        setattr(cfg, key, value)
+    cached = _interleaved(searcher, questions, configs, mode, cached_query=True)
     out[f"{mode}, query vector cached"] = percentiles(cached["configured"])
     out[f"{mode}, query vector cached (baseline ranking)"] = percentiles(cached["baseline"])
     started = time.perf_counter()
