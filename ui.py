@@ -30,9 +30,9 @@ from assistant.app_state import AppState, IndexStatus, IngestJob, ProgressRow  #
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query  # noqa: E402
 from assistant.followup import Turn  # noqa: E402
 from assistant.records import Answer, Citation  # noqa: E402
-from ingest.errors import UserError  # noqa: E402
-from ingest.records import Resource  # noqa: E402
-from ingest.settings import Settings, UISettings  # noqa: E402
+from core.errors import UserError  # noqa: E402
+from core.records import Resource  # noqa: E402
+from core.settings import Settings, UISettings  # noqa: E402
 
 log = logging.getLogger(__name__)
 

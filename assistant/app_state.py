@@ -20,8 +20,8 @@ from assistant.chain import Assistant
 from assistant.planner import Plan, plan_next
 from assistant.profile import Profile
 from index.records import ResourceHit
-from ingest.records import Resource
-from ingest.settings import Settings
+from core.records import Resource
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

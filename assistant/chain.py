@@ -27,8 +27,8 @@ from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
 from assistant.verify import Verdict, Verifier, strip_control
 from index.records import ResourceHit
-from ingest.records import Resource
-from ingest.settings import Settings
+from core.records import Resource
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ingest.errors import UserError
-from ingest.settings import Settings, load_settings
+from core.errors import UserError
+from core.settings import Settings, load_settings
 
 log = logging.getLogger("gpuguide")
 

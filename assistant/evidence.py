@@ -26,8 +26,8 @@ import numpy as np
 from assistant.prompt import EvidenceBlock
 from assistant.text import sentences, terms
 from index.records import ResourceHit
-from ingest.records import Chunk, Resource
-from ingest.settings import LLMSettings
+from core.records import Chunk, Resource
+from core.settings import LLMSettings
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import httpx
 
-from ingest.errors import UserError
-from ingest.settings import LLMSettings, Settings
+from core.errors import UserError
+from core.settings import LLMSettings, Settings
 
 log = logging.getLogger(__name__)
 

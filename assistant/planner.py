@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.reading import Understanding, reader_for
 from assistant.records import Answer, Citation
-from ingest.records import Resource
+from core.records import Resource
 
 if TYPE_CHECKING:
     from assistant.route import RouteDecision
-    from ingest.settings import Settings
+    from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def default_next_reads() -> NextReads:
     (the model itself is shared per process; query vectors stay in memory)."""
     from index.embed import Embedder, EmbeddingCache
     from ingest.catalog import load_catalog
-    from ingest.settings import Settings as _Settings
+    from core.settings import Settings as _Settings
 
     settings = _Settings(home=Path(tempfile.gettempdir()) / "gpuguide-routing")
     embedder = Embedder(settings, cache=EmbeddingCache(Path(":memory:")))

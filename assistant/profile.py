@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ingest.errors import UserError
-from ingest.records import Resource
+from core.errors import UserError
+from core.records import Resource
 
 
 class ProfileError(UserError):

@@ -27,7 +27,7 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-from ingest.records import Resource, place_label
+from core.records import Resource, place_label
 
 _SNOWBALL = Stemmer.Stemmer("english")
 
@@ -855,7 +855,7 @@ def resolve_reads(refs: Iterable[str], resources: list[Resource]) -> set[str]:
     """Ids, URLs or exact titles as they are; anything else read as free text against the catalog.
     A reference that names nothing is a one-line error saying what to use instead."""
     from assistant.profile import resolve_resource
-    from ingest.errors import UserError
+    from core.errors import UserError
 
     ids: set[str] = set()
     for ref in refs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ingest.records import place_label
+from core.records import place_label
 
 
 @dataclass

@@ -27,7 +27,7 @@ import Stemmer
 from assistant.evidence import Evidence
 from assistant.text import sentences as split_sentences
 from assistant.text import terms
-from ingest.settings import LLMSettings
+from core.settings import LLMSettings
 
 _STEMMER = Stemmer.Stemmer("english")
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<</?SYS>>")

@@ -21,7 +21,7 @@ DEFAULT_HOME = ROOT / ".bench-home"
 def real_corpus_settings(home: Path = DEFAULT_HOME):  # noqa: ANN201 - Settings, imported lazily
     """Settings on a data dir holding the shared archive, ingested and indexed (done once, then reused)."""
     os.environ["GPUGUIDE_HOME"] = str(home)
-    from ingest.settings import load_settings
+    from core.settings import load_settings
 
     settings = load_settings(home=home, crawl={"offline": True, "warcs": [str(WARC)]})
     if not (settings.index_dir / "manifest.json").exists():

@@ -32,7 +32,7 @@ def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[
 
 def measure(texts: list[str], device: str, batch: int, model: str | None) -> dict:
     from index.embed import Embedder
-    from ingest.settings import Settings
+    from core.settings import Settings
 
     with tempfile.TemporaryDirectory() as home:
         settings = Settings(home=Path(home), embed={"device": device, "batch_size": batch, "model_path": model})

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.catalog import parse_source  # noqa: E402
-from ingest.records import Chunk, Document, FetchResult, Resource  # noqa: E402
-from ingest.settings import Settings  # noqa: E402
+from core.records import Chunk, Document, FetchResult, Resource  # noqa: E402
+from core.settings import Settings  # noqa: E402
 from ingest.pipeline import run_ingest  # noqa: E402
 from ingest.store import ChunkStore  # noqa: E402
 

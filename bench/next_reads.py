@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from assistant.planner import plan_next
 from assistant.route import FEATURES, fit_logistic
-from ingest.records import Resource
+from core.records import Resource
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "data" / "next-questions.jsonl"
@@ -138,7 +138,7 @@ def main() -> int:
     from assistant.chain import Assistant
     from assistant.cli import _searcher, current_catalog
     from assistant.profile import Profile
-    from ingest.settings import load_settings
+    from core.settings import load_settings
 
     settings = load_settings()
     resources = current_catalog(settings)

@@ -69,7 +69,7 @@ def _build_child(home: str, cache_file: str, queue: Any) -> None:
     """One index build in its own process, so its time and peak RSS are its own."""
     from index.build import build_index
     from ingest.catalog import parse_source
-    from ingest.settings import Settings
+    from core.settings import Settings
     from ingest.store import ChunkStore
 
     source = Settings(home=Path(os.environ["BENCH_REAL_HOME"]))
@@ -112,7 +112,7 @@ def real_corpus(home: Path | None = None) -> dict[str, Any]:
         from index.build import build_index
         from index.search import BM25_DIR, load_searcher
         from ingest.catalog import parse_source
-        from ingest.settings import Settings
+        from core.settings import Settings
         from ingest.store import ChunkStore
 
         home = Settings(home=work / "warm", embed={"cache_file": str(cache)})
@@ -291,7 +291,7 @@ def main() -> None:
     parser.add_argument("--latency-only", action="store_true", help="real corpus: warm latency only, no builds")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    from ingest.settings import IndexSettings
+    from core.settings import IndexSettings
 
     out: dict[str, Any] = {"cpus": os.cpu_count(), "search_threads": 1}
     if not args.skip_real:

@@ -96,7 +96,7 @@ def main() -> None:
     random.Random(args.seed).shuffle(pool)
     data = prepare(pool[: args.questions], args.home)
 
-    from ingest.settings import LLMSettings
+    from core.settings import LLMSettings
 
     defaults = LLMSettings()
     args.budget = args.budget or defaults.evidence_tokens

@@ -370,7 +370,7 @@ def chunk_variant_home(settings: Any, target: int, overlap: int, wordpieces: int
     from index.search import load_searcher
     from ingest.cards import card_chunk
     from ingest.chunk import chunk_document
-    from ingest.settings import ChunkSettings, Settings
+    from core.settings import ChunkSettings, Settings
     from ingest.store import ChunkStore
 
     store = ChunkStore(settings.store_file)

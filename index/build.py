@@ -25,8 +25,8 @@ from index.search import BM25_DIR, current_chunker_version
 from index.swap import new_build_dir, recover_interrupted_swap, swap_into_place
 from index.typos import count_words, save_words
 from index.vectors import FAISS_FILE, Manifest, VectorIndex, choose_index_type
-from ingest.records import Chunk, Resource
-from ingest.settings import Settings
+from core.records import Chunk, Resource
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

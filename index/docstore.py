@@ -16,7 +16,7 @@ import numpy as np
 
 from index.records import REBUILD_HINT, IndexLoadError
 from index.vectors import vector_id
-from ingest.records import Chunk, Resource
+from core.records import Chunk, Resource
 
 DOCSTORE_FILE = "chunks.sqlite3"
 

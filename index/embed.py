@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from index.records import IndexLoadError
-from ingest.settings import Settings
+from core.settings import Settings
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -45,8 +45,8 @@ import numpy as np
 from index.embed import EmbeddingCache
 from index.records import MODES, OUTCOMES
 from index.search import Searcher, load_searcher, normalize_url
-from ingest.errors import UserError
-from ingest.settings import Settings
+from core.errors import UserError
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from rapidfuzz import fuzz, process
 from index.aliases import AliasTable
 from index.bm25 import tokenize
 from index.query import QueryIntent, parse_query
-from ingest.records import Resource
+from core.records import Resource
 
 FUZZY_MIN_LEN = 5
 FUZZY_CUTOFF = 84.0

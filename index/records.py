@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ingest.errors import UserError
-from ingest.records import Chunk, Resource
+from core.errors import UserError
+from core.records import Chunk, Resource
 
 MODES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 # What a search means for the learner: "answer" (a confident match), "weak" (answer anyway, marked as a weak match,

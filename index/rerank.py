@@ -16,7 +16,7 @@ from typing import Protocol
 
 from index.fields import FieldEvidence, FieldIndex, PreparedQuery
 from index.records import ResourceHit
-from ingest.settings import IndexSettings, Settings
+from core.settings import IndexSettings, Settings
 
 log = logging.getLogger(__name__)
 _DEFAULTS = IndexSettings.model_fields

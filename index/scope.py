@@ -29,7 +29,7 @@ from rapidfuzz import fuzz, process
 from index.bm25 import BM25Index, tokenize
 from index.fields import FieldIndex, PreparedQuery
 from index.records import ResourceHit
-from ingest.records import Chunk
+from core.records import Chunk
 
 SCOPE_FEATURES = (
     "cos_top", "cos_top5", "cos_spread", "agreement", "known_share", "passage_cover", "unknown", "strong",

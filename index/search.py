@@ -27,9 +27,9 @@ from index.scope import ScopeEstimator, ScopeFeatures, scope_probability
 from index.swap import recover_interrupted_swap
 from index.typos import TypoCorrector, load_words
 from index.vectors import FAISS_FILE, Manifest, VectorIndex
-from ingest.errors import UserError
-from ingest.records import Chunk, Resource
-from ingest.settings import Settings
+from core.errors import UserError
+from core.records import Chunk, Resource
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

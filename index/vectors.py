@@ -21,7 +21,7 @@ import faiss
 import numpy as np
 
 from index.records import REBUILD_HINT, IndexLoadError
-from ingest.settings import IndexSettings
+from core.settings import IndexSettings
 from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from ingest.errors import UserError
+from core.errors import UserError
 
 log = logging.getLogger(__name__)
 

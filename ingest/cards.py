@@ -7,7 +7,7 @@ missing offline; the card keeps each of them findable by title, author, topic an
 from __future__ import annotations
 
 from ingest.extract import content_hash
-from ingest.records import Chunk, Document, Resource
+from core.records import Chunk, Document, Resource
 
 CARD_KIND = "card"
 

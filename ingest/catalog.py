@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ingest.errors import UserError
-from ingest.records import Resource
-from ingest.settings import CrawlSettings
+from core.errors import UserError
+from core.records import Resource
+from core.settings import CrawlSettings
 from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from ingest.records import Chunk, Document, Resource
-from ingest.settings import ChunkSettings
+from core.records import Chunk, Document, Resource
+from core.settings import ChunkSettings
 
 log = logging.getLogger(__name__)
 

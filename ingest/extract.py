@@ -24,8 +24,8 @@ from lxml import etree
 from trafilatura.metadata import extract_metadata
 from trafilatura.settings import use_config
 
-from ingest.records import Document, FetchResult, Resource
-from ingest.settings import ChunkSettings
+from core.records import Document, FetchResult, Resource
+from core.settings import ChunkSettings
 
 log = logging.getLogger(__name__)
 

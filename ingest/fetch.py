@@ -41,8 +41,8 @@ from ingest.archive import (
 )
 from ingest.followups import page_followups, url_followups
 from ingest.netguard import check_url
-from ingest.records import FetchResult, Resource
-from ingest.settings import CrawlSettings, Settings
+from core.records import FetchResult, Resource
+from core.settings import CrawlSettings, Settings
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import re
 from html.parser import HTMLParser
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
-from ingest.settings import CrawlSettings
+from core.settings import CrawlSettings
 
 MAX_PART_LINKS = 10
 

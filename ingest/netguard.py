@@ -20,7 +20,7 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from ingest.settings import CrawlSettings
+from core.settings import CrawlSettings
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from ingest.cards import card_chunks, card_document
 from ingest.chunk import CHUNKER_VERSION, chunk_document, chunker_key
 from ingest.extract import body_hash, dedupe_documents, extract
 from ingest.fetch import crawl_sync
-from ingest.records import Chunk, Document, FetchResult, Resource
-from ingest.settings import Settings
+from core.records import Chunk, Document, FetchResult, Resource
+from core.settings import Settings
 from ingest.store import ChunkStore, ReportRow, RunInfo
 
 log = logging.getLogger(__name__)

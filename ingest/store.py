@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ingest.errors import UserError
-from ingest.records import Chunk, Document
+from core.errors import UserError
+from core.records import Chunk, Document
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from ingest.settings import CrawlSettings, Settings
+from core.settings import CrawlSettings, Settings
 
 WEB_FIXTURES = Path(__file__).parent / "fixtures" / "web"
 

@@ -12,8 +12,8 @@ from gradio_client import Client
 from ui_fixture import AppServer, free_port, make_home
 
 from assistant.cli import main
-from ingest.errors import UserError
-from ingest.settings import UISettings
+from core.errors import UserError
+from core.settings import UISettings
 
 API_NAMES = {"/search", "/ask", "/next_reads"}
 

@@ -16,8 +16,8 @@ from warcio.warcwriter import WARCWriter
 
 from ingest.archive import ArchiveError, ArchiveIndex, ArchiveWriter, find_archives, normalise_url
 from ingest.fetch import decode_body, replay
-from ingest.records import Resource
-from ingest.settings import Settings
+from core.records import Resource
+from core.settings import Settings
 
 SHARED_CORPUS = Path("/work/shared/corpus/guide-pages.warc.gz")
 

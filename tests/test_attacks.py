@@ -14,8 +14,8 @@ import pytest
 from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
 from ingest.catalog import CatalogError, parse_source
 from ingest.fetch import crawl_sync
-from ingest.records import Resource
-from ingest.settings import CrawlSettings, Settings
+from core.records import Resource
+from core.settings import CrawlSettings, Settings
 
 GPUGUIDE = str(Path(sys.executable).with_name("gpuguide"))
 

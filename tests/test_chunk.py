@@ -17,8 +17,8 @@ from ingest.chunk import (
     estimate_wordpieces,
 )
 from ingest.extract import content_hash
-from ingest.records import Document, Resource
-from ingest.settings import ChunkSettings
+from core.records import Document, Resource
+from core.settings import ChunkSettings
 
 WORDS = ("warp", "tile", "shared", "memory", "kernel", "tensor", "core", "latency", "bandwidth", "register",
          "occupancy", "pipeline", "thread", "block", "cache", "coalesced", "load", "store", "barrier", "async")

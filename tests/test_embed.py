@@ -10,7 +10,7 @@ import pytest
 
 from index.embed import EmbeddingCache, Embedder, load_model, model_id, packaged_model_path
 from index.records import IndexLoadError
-from ingest.settings import Settings
+from core.settings import Settings
 
 
 def test_packaged_model_is_found_through_its_package() -> None:

@@ -22,7 +22,7 @@ from index.evaluate import (
 )
 from index.records import OUTCOMES
 from index.search import Searcher
-from ingest.errors import UserError
+from core.errors import UserError
 
 RANKED = ["u1", "g1", "a1", "u2", "g2"]
 

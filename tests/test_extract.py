@@ -12,7 +12,7 @@ from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
 from ingest.extract import decode_body, dedupe_documents, extract
-from ingest.records import Document, FetchResult, Resource
+from core.records import Document, FetchResult, Resource
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 

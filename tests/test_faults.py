@@ -16,7 +16,7 @@ import pytest
 
 from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
 from index.search import load_searcher
-from ingest.settings import load_settings
+from core.settings import load_settings
 
 GPUGUIDE = str(Path(sys.executable).with_name("gpuguide"))
 PAGES = 8

@@ -21,8 +21,8 @@ from ingest.fetch import (
     unrewrite_url,
 )
 from ingest.netguard import check_addresses, check_url
-from ingest.records import FetchResult, Resource
-from ingest.settings import CrawlSettings
+from core.records import FetchResult, Resource
+from core.settings import CrawlSettings
 
 
 def res(url: str, rid: str = "r1", title: str = "A page") -> Resource:

@@ -14,7 +14,7 @@ from ingest.followups import (
     series_part_links,
     url_followups,
 )
-from ingest.settings import CrawlSettings
+from core.settings import CrawlSettings
 
 SERIES = (Path(__file__).parent / "fixtures" / "web" / "series-part-1.html").read_text(encoding="utf-8")
 PAGE = "https://blog.example.com/posts/matmul-part-1/"

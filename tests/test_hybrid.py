@@ -8,7 +8,7 @@ from fixtures.index.corpus import build, make_settings, searcher
 from index.hybrid import rrf
 from index.records import MODES
 from index.search import Searcher
-from ingest.errors import UserError
+from core.errors import UserError
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from assistant.chain import Assistant, Query
 from assistant.models import EmbeddedLLM, ModelError, assemble_packaged_gguf, chat_model, gguf_path
 from assistant.profile import Profile
 from fixtures.index.corpus import build, make_settings, searcher
-from ingest.settings import Settings
+from core.settings import Settings
 from test_chain import INJECTION, injected_corpus
 
 MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from assistant.planner import plan_next, resolve_mentions, topic_interest
-from ingest.records import Resource
+from core.records import Resource
 
 _positions = itertools.count()
 

@@ -24,7 +24,7 @@ from index.records import IndexLoadError
 from index.search import Searcher
 from index.typos import TypoCorrector, count_words, load_words, save_words
 from ingest.catalog import infer_kind
-from ingest.records import Resource
+from core.records import Resource
 
 PAGE = (Path(__file__).parent / "fixtures" / "ranking" / "acronyms.md").read_text(encoding="utf-8")
 TITLES = ["FlashAttention-2: Faster Attention with Better Parallelism", "ThunderKittens-3 Notes"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assistant.reading import Reader, split_clauses
-from ingest.records import Resource
+from core.records import Resource
 
 CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
 

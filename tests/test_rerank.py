@@ -10,8 +10,8 @@ from index.fields import FieldIndex
 from index.query import parse_query
 from index.records import ResourceHit
 from index.rerank import FieldReranker, RerankWeights, make_reranker
-from ingest.records import Resource
-from ingest.settings import Settings
+from core.records import Resource
+from core.settings import Settings
 
 
 @pytest.fixture(scope="module")

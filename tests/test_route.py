@@ -11,8 +11,8 @@ import pytest
 from assistant.planner import NextReads
 from assistant.route import FEATURES, concept_feature, fit_logistic, request_feature
 from index.embed import Embedder
-from ingest.records import Resource
-from ingest.settings import PlannerSettings, Settings
+from core.records import Resource
+from core.settings import PlannerSettings, Settings
 
 CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
 

@@ -119,7 +119,7 @@ def test_eval_command_defaults_to_the_products_mode_and_reports_outcomes(
 
 def test_the_default_scope_model_weighs_every_feature_and_its_thresholds_are_ordered() -> None:
     from index.scope import SCOPE_FEATURES
-    from ingest.settings import Settings
+    from core.settings import Settings
 
     cfg = Settings().index
     assert set(cfg.scope_weights) == set(SCOPE_FEATURES)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.records import Chunk, Document
+from core.records import Chunk, Document
 from ingest.store import ChunkStore, ReportRow, RunInfo, StoreError
 
 

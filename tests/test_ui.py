@@ -320,7 +320,7 @@ def _first_start(home: Path, warcs: list[Path]) -> object:
 
     from assistant.app_state import AppState
     from ingest.catalog import catalog_payload
-    from ingest.settings import Settings
+    from core.settings import Settings
 
     _, resources = load_corpus()
     home.mkdir(parents=True)

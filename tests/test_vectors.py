@@ -15,7 +15,7 @@ from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 from index import build as build_module
 from index.records import IndexLoadError
 from index.vectors import FLAT, HNSW, MANIFEST_FILE, VectorIndex, choose_index_type, vector_id
-from ingest.settings import IndexSettings
+from core.settings import IndexSettings
 
 
 def unit(rows: int, dim: int = 8, seed: int = 0) -> np.ndarray:

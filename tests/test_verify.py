@@ -8,7 +8,7 @@ from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.verify import CUT_OFF, DECLINED, NO_SOURCE, RESTATES, UNSUPPORTED, Verifier, split_claims, strip_control
 from fixtures.index.corpus import embedder, load_corpus
 from index.records import ResourceHit
-from ingest.settings import Settings
+from core.settings import Settings
 
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
 FLASH = (

@@ -18,7 +18,7 @@ from fixtures.index.corpus import build, load_corpus, make_settings
 
 from ingest.cards import card_chunk
 from ingest.catalog import catalog_payload
-from ingest.records import Chunk, Resource
+from core.records import Chunk, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 XSS_SCRIPT = "<script>alert(1)</script>"

@@ -1,6 +1,6 @@
 """The one settings object: defaults → `gpuguide.toml` in the data dir → `GPUGUIDE_*` env → CLI flags.
 
-It lives in `ingest` because every stage downstream may import from `ingest`, never the reverse.
+It lives in `core`, the neutral package every stage (ingest, index, assistant, ui) imports and that imports none of them.
 Nested groups are set from the environment with a double underscore, e.g.
 `GPUGUIDE_CRAWL__CONCURRENCY=4`; in the TOML file as tables (`[crawl]`).
 """
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from platformdirs import user_data_dir
 from pydantic import BaseModel, Field, ValidationError
-from ingest.errors import UserError
+from core.errors import UserError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
