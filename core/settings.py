@@ -221,6 +221,45 @@ class LLMSettings(BaseModel):
     timeout_s: float = 120.0
 
 
+class LearningSettings(BaseModel):
+    """The learning path: reading time per resource (assistant/readtime.py) and summaries/self-checks
+    (assistant/digest.py)."""
+
+    words_per_minute: int = Field(
+        200, ge=20, description="Reading pace for prose pages (blogs, docs, READMEs): technical text reads slower "
+        "than the ~240 words/min of general prose",
+    )
+    paper_words_per_minute: int = Field(
+        100, ge=10, description="Reading pace for a paper's full text (PDF): dense, with figures and equations"
+    )
+    paper_abstract_only_minutes: int = Field(
+        60, ge=0, description="A paper whose full text was not extracted (only its abstract page): this many "
+        "minutes, the time a careful first read of a typical 10-page paper takes; 0: unknown",
+    )
+    repo_extra_minutes: int = Field(
+        15, ge=0, description="A repository: its README at words_per_minute plus this many minutes to look "
+        "through the code it points at",
+    )
+    unknown_kinds: list[str] = Field(
+        default_factory=lambda: ["video", "book", "community"],
+        description="Kinds whose extracted page says nothing of the work's length (a talk's page, a book's "
+        "landing page, a forum): their time is unknown rather than guessed",
+    )
+    summary_points: int = Field(3, ge=1, le=6, description="Key points in a resource's summary")
+    quiz_questions: int = Field(3, ge=1, le=6, description="Self-check questions per resource")
+    digest_evidence_tokens: int = Field(
+        320, ge=60, description="Token budget of the resource's passages shown to the model for a summary or "
+        "self-check (prompt speed ~47 tokens/s on 2 cores)",
+    )
+    digest_max_tokens: int = Field(
+        200, ge=32, description="Generation cap for a summary or self-check (each ~2 s per sentence on 2 cores)"
+    )
+    digest_backend: Literal["embedded", "extractive"] = Field(
+        "embedded", description="embedded: the packaged model writes summaries and questions (verified against "
+        "the passages, extractive when nothing survives); extractive: top sentences and fill-in-the-blank questions",
+    )
+
+
 class UISettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 7860
@@ -264,6 +303,7 @@ class Settings(BaseSettings):
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    learning: LearningSettings = Field(default_factory=LearningSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     ui: UISettings = Field(default_factory=UISettings)
 
@@ -307,6 +347,10 @@ class Settings(BaseSettings):
     @property
     def profile_file(self) -> Path:
         return self.home / "profile.sqlite3"
+
+    @property
+    def digests_dir(self) -> Path:
+        return self.home / "digests"
 
 
 def _config_path() -> Path:
