@@ -136,7 +136,7 @@ class AppState:
     @property
     def resources(self) -> list[Resource]:
         if self._resources is None:
-            from assistant.cli import current_catalog
+            from ingest.catalog import current_catalog
 
             self._resources = current_catalog(self.settings)
         return self._resources

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assistant.services import build_index_from_store, current_catalog, eval_planner
 from core.errors import UserError
 from core.settings import Settings, load_settings
 
@@ -99,13 +100,6 @@ def cmd_catalog(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def current_catalog(settings: Settings) -> list:
-    """The catalog in use: `catalog.source` if set, else the synced copy, else the bundled list."""
-    from ingest.catalog import load_catalog
-
-    return load_catalog(settings.catalog.source, synced_file=settings.catalog_file)
-
-
 # --- ingest & chunks -----------------------------------------------------------------------------
 
 
@@ -171,11 +165,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _build_index(settings: Settings, rebuild: bool, quiet: bool = False) -> Any:
-    from index.build import build_index
-    from ingest.store import ChunkStore
-
-    chunks = ChunkStore(settings.store_file).chunks()
-    report = build_index(chunks, current_catalog(settings), settings, rebuild=rebuild)
+    report = build_index_from_store(settings, rebuild=rebuild)
     if not quiet:
         print(
             f"index: {report.chunks} chunks of {report.resources} resources ({report.index_type}; "
@@ -266,30 +256,12 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _planner_for_eval(settings: Settings) -> Any:
-    from assistant.planner import plan_next
-    from assistant.profile import resolve_resource
-
-    resources = current_catalog(settings)
-
-    def planner(question: str, read_urls: list[str], k: int) -> list[str]:
-        read = set()
-        for url in read_urls:
-            try:
-                read.add(resolve_resource(url, resources).id)
-            except UserError:
-                log.warning("eval: read URL %s is not in the catalog", url)
-        return [p.resource.url for p in plan_next(resources, read, interest=question, k=k).picks]
-
-    return planner
-
-
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from index.evaluate import ALL_MODES, PRODUCT_MODE, run_eval
 
     requested = args.mode or [PRODUCT_MODE]
     modes = list(ALL_MODES) if "all" in requested else list(dict.fromkeys(requested))
-    report = run_eval(args.questions, modes=modes, k=args.k, settings=settings, planner=_planner_for_eval(settings))
+    report = run_eval(args.questions, modes=modes, k=args.k, settings=settings, planner=eval_planner(settings))
     if args.json:
         _print_json(report)
         return 0

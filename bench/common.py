@@ -25,12 +25,12 @@ def real_corpus_settings(home: Path = DEFAULT_HOME):  # noqa: ANN201 - Settings,
 
     settings = load_settings(home=home, crawl={"offline": True, "warcs": [str(WARC)]})
     if not (settings.index_dir / "manifest.json").exists():
-        from assistant.cli import _build_index
+        from assistant.services import build_index_from_store
         from ingest.catalog import parse_source
         from ingest.pipeline import run_ingest
 
         run_ingest(parse_source(str(LIST)).resources, settings, progress=False)
-        _build_index(settings, rebuild=False, quiet=True)
+        build_index_from_store(settings)
     return settings
 
 

@@ -136,9 +136,10 @@ def main() -> int:
         os.environ["GPUGUIDE_HOME"] = str(args.home)
 
     from assistant.chain import Assistant
-    from assistant.cli import _searcher, current_catalog
+    from assistant.services import current_catalog
     from assistant.profile import Profile
     from core.settings import load_settings
+    from index.search import load_searcher
 
     settings = load_settings()
     resources = current_catalog(settings)
@@ -152,7 +153,7 @@ def main() -> int:
         tmp.replace(args.questions)
     with tempfile.TemporaryDirectory() as tmp:
         profile = Profile(Path(tmp) / "profile.sqlite3")  # empty: only the sentence says what was read
-        assistant = Assistant(settings, _searcher(settings), resources=resources, profile=profile)
+        assistant = Assistant(settings, load_searcher(settings), resources=resources, profile=profile)
         if args.calibrate:
             print(json.dumps(calibrate(assistant, [r for r in rows if r.get("split") == "calibration"]), indent=2))
             return 0

@@ -16,11 +16,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
-    from assistant.cli import _planner_for_eval
+    from assistant.services import eval_planner
     from index.evaluate import ALL_MODES, run_eval
 
     settings = real_corpus_settings()
-    report = run_eval(QUESTIONS, modes=list(ALL_MODES), k=args.k, settings=settings, planner=_planner_for_eval(settings))
+    report = run_eval(QUESTIONS, modes=list(ALL_MODES), k=args.k, settings=settings, planner=eval_planner(settings))
     print(json.dumps({"questions": str(QUESTIONS.name), "k": args.k, "metrics": report["metrics"]}, indent=2))
 
 

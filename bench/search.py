@@ -110,7 +110,8 @@ def real_corpus(home: Path | None = None) -> dict[str, Any]:
         cold = _timed_build(work / "cold", cache)
         warm = _timed_build(work / "warm", cache)
         from index.build import build_index
-        from index.search import BM25_DIR, load_searcher
+        from index.bm25 import BM25_DIR
+        from index.search import load_searcher
         from ingest.catalog import parse_source
         from core.settings import Settings
         from ingest.store import ChunkStore

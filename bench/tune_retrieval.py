@@ -351,14 +351,14 @@ def _weights(cfg: Config) -> Any:
 
 def dev_report(settings: Any, cfg: Config) -> dict[str, Any]:
     """The dev set through `run_eval` with `cfg` (planner answering "next" questions, as the CLI does)."""
-    from assistant.cli import _planner_for_eval
+    from assistant.services import eval_planner
     from index.evaluate import run_eval
     from index.search import load_searcher
 
     tuned = settings.model_copy(update={"index": settings.index.model_copy(update=cfg.settings())})
     searcher = load_searcher(tuned)
     report = run_eval(QUESTIONS, modes=["hybrid", "hybrid+rerank"], k=10, searcher=searcher,
-                      planner=_planner_for_eval(tuned))
+                      planner=eval_planner(tuned))
     keep = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
     return {mode: {"all": {k: m[k] for k in keep}, "without_next": {k: m["without_next"][k] for k in keep}}
             for mode, m in report["metrics"].items()}

@@ -8,6 +8,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# The version of the chunk records `ingest/chunk.py` produces. Bump when chunk boundaries or the context
+# header change: the index manifest records it (index/ reads it here), and a change means stored chunks
+# must be rebuilt.
+CHUNKER_VERSION = "1"
+
 
 @dataclass(frozen=True)
 class Resource:

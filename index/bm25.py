@@ -30,6 +30,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index buil
 # the light stripper in all five folds; Snowball cost ~1.3 points of MRR@10 (it over-conflates: general /
 # generate, organization / organ).
 DEFAULT_STEMMER = "light"
+BM25_DIR = "bm25"  # the BM25 index's folder inside the index directory
 TOKENIZER_VERSION = f"gpuguide-bm25-4-{DEFAULT_STEMMER}"
 _STOP = frozenset(STOPWORDS_EN) | frozenset(
     """

@@ -17,15 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from index.aliases import mine_aliases
-from index.bm25 import TOKENIZER_VERSION, BM25Index
+from index.bm25 import BM25_DIR, TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.records import BuildReport, IndexLoadError
-from index.search import BM25_DIR, current_chunker_version
 from index.swap import new_build_dir, recover_interrupted_swap, swap_into_place
 from index.typos import count_words, save_words
 from index.vectors import FAISS_FILE, Manifest, VectorIndex, choose_index_type
-from core.records import Chunk, Resource
+from core.records import CHUNKER_VERSION, Chunk, Resource
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ def build_index(
     target = settings.index_dir
     chunks = _unique(chunks)
     embedder = embedder or Embedder(settings)
-    chunker = chunker_version or current_chunker_version() or "unknown"
+    chunker = chunker_version or CHUNKER_VERSION
     store = DocStore.from_records(chunks, resources)
     index_type = choose_index_type(len(chunks), settings.index)
     texts = [c.indexed_text for c in chunks]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from index.aliases import AliasTable
-from index.bm25 import TOKENIZER_VERSION, BM25Index
+from index.bm25 import BM25_DIR, TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.fields import FieldIndex
@@ -28,12 +28,11 @@ from index.swap import recover_interrupted_swap
 from index.typos import TypoCorrector, load_words
 from index.vectors import FAISS_FILE, Manifest, VectorIndex
 from core.errors import UserError
-from core.records import Chunk, Resource
+from core.records import CHUNKER_VERSION, Chunk, Resource
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
-BM25_DIR = "bm25"
 ABSTAIN_DEPTH = 5  # a field match among this many top hits counts as scope evidence
 SCOPE_DEPTH = 100  # dense passages the scope model reads
 SCOPE_CACHE = 256  # queries whose scope features are remembered
@@ -51,16 +50,6 @@ class RetrievalQuery:
 
 def normalize_url(url: str) -> str:
     return url.strip().rstrip("/").lower()
-
-
-def current_chunker_version() -> str | None:
-    """The chunker's version when `ingest.chunk` exists (it may not yet), else None."""
-    try:
-        from ingest import chunk as chunk_module
-    except ImportError:
-        return None
-    version = getattr(chunk_module, "CHUNKER_VERSION", None)
-    return None if version is None else str(version)
 
 
 class Searcher:
@@ -363,7 +352,6 @@ def load_searcher(settings: Settings, embedder: Embedder | None = None, reranker
 
 def _comparable_chunker(manifest: Manifest) -> str | None:
     """The chunker version to hold the index to: only when both sides know one."""
-    current = current_chunker_version()
-    if current is None or manifest.chunker_version in ("", "unknown"):
+    if manifest.chunker_version in ("", "unknown"):
         return None
-    return current
+    return CHUNKER_VERSION

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from core.errors import UserError
 from core.records import Resource
-from core.settings import CrawlSettings
+from core.settings import CrawlSettings, Settings
 from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -423,6 +423,11 @@ def load_catalog(source: str | None = None, synced_file: Path | None = None) -> 
     if synced_file is not None and synced_file.exists():
         return _load_json(synced_file.read_text(encoding="utf-8"), str(synced_file))
     return bundled_catalog()
+
+
+def current_catalog(settings: Settings) -> list[Resource]:
+    """The catalog every command and the app use: `catalog.source` if set, else the synced copy, else the bundled list."""
+    return load_catalog(settings.catalog.source, synced_file=settings.catalog_file)
 
 
 def sync_catalog(

@@ -20,14 +20,12 @@ from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from core.records import Chunk, Document, Resource
+from core.records import CHUNKER_VERSION, Chunk, Document, Resource
 from core.settings import ChunkSettings
 
 log = logging.getLogger(__name__)
 
-# Bump when chunk boundaries or the context header change: the index manifest records it, and a
-# change means stored chunks must be rebuilt.
-CHUNKER_VERSION = "1"
+# CHUNKER_VERSION (core/records.py): bump it when chunk boundaries or the context header change.
 
 _CODE_NEWLINE = "\x0b"  # vertical tab: whitespace to str.split(), a separator tried after "\n"
 _GLUE = "\x1c"  # also whitespace to str.split() and str.strip(), and no separator at all

@@ -1,0 +1,133 @@
+"""The shape of the code base: stages import one way, the core imports no stage, bench/ uses public names.
+
+Imports are read with `ast` from every module of core/, ingest/, index/, assistant/ and ui.py, at module
+level and inside functions alike (a function-level import is still a dependency, only a later one).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("core", "ingest", "index", "assistant")
+STAGES = ("ingest", "index", "assistant", "ui")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _project_modules() -> dict[str, Path]:
+    files = [p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))] + [ROOT / "ui.py"]
+    return {_module_name(p): p for p in files}
+
+
+def _imported_names(path: Path, module: str) -> list[tuple[str, str | None]]:
+    """(module, imported name or None) for every import statement anywhere in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    out: list[tuple[str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.extend((base, alias.name) for alias in node.names)
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The project module a dotted name refers to (its longest known prefix), or None for third-party code."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _project_modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        deps: set[str] = set()
+        for base, name in _imported_names(path, module):
+            full = f"{base}.{name}" if name and name != "*" else base
+            target = full if full in modules else _resolve(base, modules)
+            if target and target != module:
+                deps.add(target)
+        graph[module] = deps
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path that starts and ends at the same module, or None."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep):], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_project_import_graph_has_no_cycle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " → ".join(cycle or [])
+
+
+def test_the_cycle_finder_reports_a_cycle_it_is_given() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_function_level_imports_count_as_dependencies() -> None:
+    graph = import_graph()
+    # assistant/cli.py starts the app with a function-level `import ui`.
+    assert "ui" in graph["assistant.cli"]
+
+
+def test_core_imports_none_of_the_stages() -> None:
+    graph = import_graph()
+    offending = {
+        module: sorted(d for d in deps if d.split(".")[0] in STAGES)
+        for module, deps in graph.items()
+        if module.split(".")[0] == "core"
+    }
+    assert not {m: d for m, d in offending.items() if d}, offending
+
+
+def test_nothing_imports_the_cli() -> None:
+    graph = import_graph()
+    importers = sorted(m for m, deps in graph.items() if "assistant.cli" in deps)
+    assert importers == [], f"the CLI is the outer shell; these modules import it: {importers}"
+
+
+def test_bench_scripts_import_no_private_project_names() -> None:
+    modules = _project_modules()
+    private: list[str] = []
+    for path in sorted((ROOT / "bench").glob("*.py")):
+        for base, name in _imported_names(path, f"bench.{path.stem}"):
+            if _resolve(base, modules) is None:
+                continue  # the standard library, third-party code, or bench's own helpers
+            dotted = f"{base}.{name}" if name else base
+            if any(part.startswith("_") and not part.startswith("__") for part in dotted.split(".")):
+                private.append(f"{path.name}: {dotted}")
+    assert private == [], f"bench/ should use public functions only: {private}"
