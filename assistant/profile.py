@@ -9,7 +9,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import UserError
+from core.migrate import Migration, migrate
 from core.records import Resource
+
+MIGRATIONS: list[Migration] = [
+    # 1: the layout from before schema versions (IF NOT EXISTS, so an existing profile is adopted as it is)
+    (1, "CREATE TABLE IF NOT EXISTS read (resource_id TEXT PRIMARY KEY, read_at REAL NOT NULL)"),
+    # append (2, ...), (3, ...) here; never edit a released step
+]
 
 
 class ProfileError(UserError):
@@ -23,8 +30,11 @@ class Profile:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with self._connect() as db:
-                db.execute("CREATE TABLE IF NOT EXISTS read (resource_id TEXT PRIMARY KEY, read_at REAL NOT NULL)")
+            db = sqlite3.connect(self.path, timeout=10)
+            try:
+                migrate(db, MIGRATIONS, path=path, what="reading profile")
+            finally:
+                db.close()
         except sqlite3.DatabaseError as exc:
             raise ProfileError(f"{path}: not a usable profile database ({exc}); move it aside to start afresh") from None
 

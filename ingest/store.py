@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError
+from core.migrate import Migration, migrate, require_columns, split_sql
 from core.records import Chunk, Document
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "1"  # the `meta` row of version 1 files; the schema version itself is PRAGMA user_version
 STATUSES = ("ok", "not-modified", "failed", "robots-disallowed", "skipped-offline")
 
-_SCHEMA = """
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     resource_id TEXT NOT NULL,
@@ -71,6 +72,38 @@ CREATE TABLE IF NOT EXISTS report (
     seconds REAL NOT NULL
 );
 """
+
+_V1_COLUMNS = {
+    "documents": ("resource_id", "url", "source_kind", "title", "text", "authors", "date", "content_hash",
+                  "source_hash", "chunker"),
+    "chunks": ("chunk_id", "resource_id", "url", "source_kind", "ordinal", "heading_path", "start", "end", "text",
+               "context", "extra"),
+    "runs": ("id", "started", "finished", "counts", "info"),
+    "report": ("url", "resource_id", "status", "reason", "bytes", "chunks", "seconds"),
+}
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    """The layout from before schema versions; a file that already has it is adopted as it is."""
+    for statement in split_sql(_SCHEMA_V1):
+        conn.execute(statement)
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    for table, columns in _V1_COLUMNS.items():
+        require_columns(conn, table, columns, path=path, what="chunk store")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+    elif row[0] != SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: chunk store has schema {row[0]}, this gpuguide reads {SCHEMA_VERSION}; "
+            "move it aside and re-run `gpuguide ingest`"
+        )
+
+
+MIGRATIONS: list[Migration] = [
+    (1, _v1),
+    # append (2, "ALTER TABLE ..."), ... here; never edit a released step
+]
 
 
 class StoreError(UserError):
@@ -147,24 +180,7 @@ class ChunkStore:
             raise StoreError(f"{self.path}: is a directory, not a chunk store; remove it and re-run `gpuguide ingest`")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                if row is None:
-                    conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.rollback()
-                raise
-        if row is not None and row[0] != SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path}: chunk store has schema {row[0]}, this gpuguide reads {SCHEMA_VERSION}; "
-                "delete it and re-run `gpuguide ingest`"
-            )
+            migrate(conn, MIGRATIONS, path=self.path, what="chunk store")
 
     # --- writing -------------------------------------------------------------------------------
 

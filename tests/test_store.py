@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import UserError
 from core.records import Chunk, Document
 from ingest.store import ChunkStore, ReportRow, RunInfo, StoreError
 
@@ -161,6 +162,6 @@ def test_store_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     ChunkStore(path)
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(StoreError, match="schema 99"):
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(UserError, match="schema version 99"):
         ChunkStore(path)
