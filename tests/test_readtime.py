@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from assistant.readtime import PAPER_RULE, PAPER_TEXT, REPO, TEXT, UNKNOWN, estimate, format_minutes, page_words, total
+from assistant.readtime import (
+    PAPER_RULE,
+    PAPER_TEXT,
+    REPO,
+    TEXT,
+    UNKNOWN,
+    estimate,
+    format_minutes,
+    page_words,
+    total,
+)
 from core.records import Chunk, Resource
 from core.settings import LearningSettings
 
