@@ -226,23 +226,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     )
     outcome = searcher.outcome(args.query, hits)  # search never refuses: it labels what it shows
     if args.json:
-        _print_json({
-            "query": args.query,
-            "outcome": outcome,
-            "scope_probability": round(searcher.scope_probability(args.query, hits), 4) if hits else 0.0,
-            "hits": [
-                {
-                    "rank": i, "resource": h.resource.to_dict(), "score": round(h.score, 6),
-                    "confidence": round(h.confidence, 4), "place": h.resource.place,
-                    "list_url": settings.catalog.list_url + h.resource.list_anchor,
-                    "passages": [
-                        {"chunk_id": c.chunk_id, "heading_path": list(c.heading_path), "score": round(sc, 6), "text": c.text}
-                        for c, sc in h.passages
-                    ],
-                }
-                for i, h in enumerate(hits, start=1)
-            ],
-        })
+        from assistant.serialize import search_dict
+
+        scope = searcher.scope_probability(args.query, hits) if hits else 0.0
+        _print_json(search_dict(args.query, outcome, scope, hits, settings.catalog.list_url))
         return 0
     if hits and outcome != "answer":
         why = "the guide may not cover this" if outcome == "out_of_scope" else "no resource matches closely"
@@ -308,7 +295,9 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     assistant = _assistant(settings)
     query = Query(args.question, tier=args.tier, topic=args.topic, kind=args.kind, unread_only=args.unread)
     if args.json:
-        _print_json(assistant.ask(query).to_dict())
+        from assistant.serialize import answer_dict
+
+        _print_json(answer_dict(assistant.ask(query)))
         return 0
     answer = None
     streamed = False
@@ -350,15 +339,9 @@ def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
     plan = plan_next(resources, read, interest=args.interest or "", k=args.k,
                      focus_threshold=settings.planner.focus_threshold)
     if args.json:
-        _print_json({
-            "read": sorted(read),
-            "counted_as_read": sorted(said),
-            "focus_topics": plan.focus_topics,
-            "picks": [
-                {**p.resource.to_dict(), "reason": p.reason, "list_url": settings.catalog.list_url + p.resource.list_anchor}
-                for p in plan.picks
-            ],
-        })
+        from assistant.serialize import plan_dict
+
+        _print_json(plan_dict(plan, settings.catalog.list_url, counted_as_read=said, read=read))
         return 0
     if said:
         print("Counting as read: " + "; ".join(r.title for r in resources if r.id in said) + "\n")

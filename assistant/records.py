@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.records import place_label
@@ -57,4 +57,7 @@ class Answer:
     focus_topics: list[str] = field(default_factory=list)  # `next`: the topics the question asks about
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The one JSON shape (`assistant.serialize.answer_dict`)."""
+        from assistant.serialize import answer_dict
+
+        return answer_dict(self)

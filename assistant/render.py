@@ -1,0 +1,219 @@
+"""HTML for the web app, from Jinja2 templates with autoescape on: every catalog or crawled string is escaped
+unless it is `Markup` built here from escaped parts (the answer text with its [n] links, checked URLs).
+
+Templates live in `assistant/templates/` (package data). Their source is joined line by line with the
+indentation dropped, so a template can be laid out readably and still render as one compact line (Gradio's
+Chatbot keeps newlines); a space that matters is written inside a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FunctionLoader, StrictUndefined
+from markupsafe import Markup, escape
+
+from assistant.app_state import IndexStatus, IngestJob, ProgressRow
+from assistant.records import Answer, Citation
+from core.records import Resource
+
+TEMPLATES = Path(__file__).parent / "templates"
+PASSAGE_CHARS = 420  # a source's passage under a chat answer
+HIT_PASSAGE_CHARS = 300  # a search result's passage in the Guide tab
+ANY = "any"
+
+
+def _load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    path = TEMPLATES / name
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    if name.endswith(".html"):
+        text = "".join(line.strip() for line in text.splitlines())
+    mtime = path.stat().st_mtime
+    return text, str(path), lambda: path.stat().st_mtime == mtime
+
+
+ENV = Environment(loader=FunctionLoader(_load), autoescape=True, undefined=StrictUndefined)
+
+
+# --- small helpers (also used by the templates) ----------------------------------------------------
+
+
+def safe_url(url: str) -> Markup:
+    """An escaped http(s) URL, or "" for anything else (a `javascript:` link must never be clickable)."""
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return Markup("")
+    return escape(url.strip()) if scheme in ("http", "https") else Markup("")
+
+
+def trim(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
+
+
+def tier_label(tier: int | None) -> str:
+    return f"Tier {tier}" if tier is not None else "Untiered"
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def lines(text: str) -> Markup:
+    """Escaped text with its line breaks kept as <br>."""
+    return Markup("<br>").join(escape(text).split("\n"))
+
+
+_MARKER = re.compile(r"\[(\d{1,2})\]")
+
+
+def text_with_links(text: str, citations: list[Citation]) -> Markup:
+    """Escaped text, line breaks kept, every [n] of a known source a link to it (built from escaped parts)."""
+    by_n = {c.n: c for c in citations}
+    ref = ENV.get_template("ref.html")
+    out: list[Markup] = []
+    pos = 0
+    for match in _MARKER.finditer(text):
+        cite = by_n.get(int(match.group(1)))
+        if cite is None:
+            continue
+        out.append(lines(text[pos:match.start()]))
+        out.append(Markup(ref.render(cite=cite)))
+        pos = match.end()
+    out.append(lines(text[pos:]))
+    return Markup("").join(out)
+
+
+ENV.globals.update(safe_url=safe_url, trim=trim, tier_label=tier_label, size=size, lines=lines,
+                   PASSAGE_CHARS=PASSAGE_CHARS, HIT_PASSAGE_CHARS=HIT_PASSAGE_CHARS)
+
+
+def render(name: str, **values: Any) -> str:
+    return ENV.get_template(name).render(**values)
+
+
+@cache
+def asset(name: str) -> str:
+    """A static asset shipped with the templates (the app's CSS, the guide's checkbox script)."""
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+# --- chat -----------------------------------------------------------------------------------------
+
+
+def render_sources(answer: Answer) -> str:
+    return render("sources.html", answer=answer)
+
+
+def render_dropped(answer: Answer) -> str:
+    """Generated sentences the source check removed, struck through with the reason: nothing is hidden."""
+    return render("dropped.html", answer=answer)
+
+
+def render_answer(answer: Answer, pending: str = "") -> str:
+    """One assistant message: the answer with linked [n], its notes (weak match, why the sources are quoted,
+    sentences the check removed), the sources panel. With `pending` the text is still being written."""
+    return render("answer.html", answer=answer, pending=pending,
+                  text=text_with_links(answer.text, answer.citations))
+
+
+def render_streaming(sources: Answer, draft: str, backend: str) -> str:
+    """While tokens stream: the draft grows above the sources as plain text (its [n] are not checked yet);
+    the verified answer takes its place when it is done."""
+    return render("streaming.html", answer=sources, draft=draft, backend=backend)
+
+
+def render_user(question: str) -> str:
+    return render("user.html", question=question)
+
+
+def render_error(message: str) -> str:
+    return render("error.html", message=message)
+
+
+def render_searching() -> str:
+    return render("searching.html")
+
+
+# --- guide ----------------------------------------------------------------------------------------
+
+
+def list_order(resources: list[Resource]) -> list[Resource]:
+    """The list's reading order: topics and their sections where they first appear, tiers ascending."""
+    first_topic: dict[str, int] = {}
+    first_section: dict[tuple[str, str], int] = {}
+    for res in sorted(resources, key=lambda r: r.position):
+        first_topic.setdefault(res.topic, res.position)
+        first_section.setdefault((res.topic, res.section), res.position)
+    return sorted(resources, key=lambda r: (first_topic[r.topic], first_section[(r.topic, r.section)],
+                                            -1 if r.tier is None else r.tier, r.position))
+
+
+def filter_guide(resources: list[Resource], read: set[str], tier: str, topic: str, kind: str,
+                 unread_only: bool) -> list[Resource]:
+    out = list_order(resources)
+    if tier and tier != ANY:
+        out = [r for r in out if tier_label(r.tier) == tier]
+    if topic and topic != ANY:
+        out = [r for r in out if r.topic == topic]
+    if kind and kind != ANY:
+        out = [r for r in out if r.kind == kind]
+    if unread_only:
+        out = [r for r in out if r.id not in read]
+    return out
+
+
+def render_guide(resources: list[Resource], read: set[str], list_url: str) -> str:
+    """Topics → sections → tiers → resources, in the order given (the list's, see `list_order`)."""
+    topics = []
+    for topic, in_topic in groupby(resources, key=lambda r: r.topic):
+        items = list(in_topic)
+        sections = [
+            {"name": section, "anchor": anchor,
+             "tiers": [(tier, list(in_tier)) for tier, in_tier in groupby(in_section, key=lambda r: r.tier)]}
+            for (section, anchor), in_section in groupby(items, key=lambda r: (r.section, r.list_anchor))
+        ]
+        topics.append({"name": topic, "done": sum(1 for r in items if r.id in read), "total": len(items),
+                       "sections": sections})
+    return render("guide.html", topics=topics, read=read, list_url=list_url)
+
+
+def render_hits(hits: list[Any], list_url: str) -> str:
+    """Guide-tab search results: index `ResourceHit`s, each with its best passage (or the catalog note)."""
+    return render("hits.html", hits=hits, list_url=list_url)
+
+
+def render_plan(plan: Any, list_url: str) -> str:
+    """The "What next?" panel from a planner `Plan`."""
+    return render("plan.html", plan=plan, list_url=list_url)
+
+
+def progress_summary(rows: list[ProgressRow]) -> str:
+    """Markdown (numbers only, nothing crawled): how much of the list is read."""
+    read, total = sum(r.read for r in rows), sum(r.total for r in rows)
+    share = round(100 * read / total) if total else 0
+    return f"**Read {read} of {total}** ({share}%)"
+
+
+# --- status ---------------------------------------------------------------------------------------
+
+
+def render_status(status: IndexStatus) -> str:
+    return render("status.html", status=status)
+
+
+def render_job(job: IngestJob) -> str:
+    return render("job.html", job=job, elapsed=f"{job.elapsed_s():.0f}")
