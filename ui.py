@@ -1,9 +1,10 @@
 """The gpuguide web app (Gradio 6): chat with cited answers, the tiered guide with reading progress,
 index status with background re-ingest, and the same search / ask / next_reads as API and MCP tools.
 
-Safety is decided here, where the server is opened: loopback by default, auth required for any other
-address, no share links, no analytics, and every piece of catalog or crawled text escaped before it
-reaches HTML (the Chatbot and gr.HTML render HTML, so an unescaped `<img onerror>` would run).
+This module is the wiring: layout, event handlers, the API functions, and the safety decided where the
+server is opened (loopback by default, auth required for any other address, no share links, no analytics).
+HTML comes from `assistant/render.py` (Jinja2 templates, autoescape on: the Chatbot and gr.HTML render
+HTML, so an unescaped `<img onerror>` would run); JSON from `assistant/serialize.py`, shared with the CLI.
 """
 
 from __future__ import annotations
@@ -13,32 +14,46 @@ import os
 # Gradio reads this at import time: no usage analytics or version checks leave the machine.
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
-import html  # noqa: E402
 import ipaddress  # noqa: E402
 import logging  # noqa: E402
 import re  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Callable, Iterable, Iterator  # noqa: E402
-from itertools import groupby  # noqa: E402
 from typing import Any  # noqa: E402
-from urllib.parse import urlsplit  # noqa: E402
 
 import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from assistant.app_state import AppState, IndexStatus, IngestJob, ProgressRow  # noqa: E402
+from assistant.app_state import AppState, ProgressRow  # noqa: E402
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query  # noqa: E402
 from assistant.followup import Turn  # noqa: E402
-from assistant.records import Answer, Citation  # noqa: E402
+from assistant.records import Answer  # noqa: E402
+from assistant.render import (  # noqa: E402
+    ANY,
+    asset,
+    filter_guide,
+    progress_summary,
+    render_answer,
+    render_error,
+    render_guide,
+    render_hits,
+    render_job,
+    render_plan,
+    render_searching,
+    render_status,
+    render_streaming,
+    render_user,
+    safe_url,  # noqa: F401  (re-exported: tests and callers reach it as ui.safe_url)
+    tier_label,
+)
+from assistant.serialize import answer_dict, hits_list, plan_dict  # noqa: E402
 from core.errors import UserError  # noqa: E402
-from core.records import Resource  # noqa: E402
 from core.settings import Settings, UISettings  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ["embedded", "extractive", "ollama", "openai"]
 KINDS = ["paper", "blog", "docs", "repo", "book", "video", "community", "model", "site"]
-ANY = "any"
 EXAMPLES = [
     "How does FlashAttention avoid writing the attention matrix to HBM?",
     "I finished siboehm's matmul post, what should I read next?",
@@ -48,7 +63,8 @@ EXAMPLES = [
 MAX_K = 20
 LLM_CONCURRENCY = "llm"  # one generation at a time: two llama.cpp runs on 2 cores are both slow
 SEARCH_CONCURRENCY = "search"
-PASSAGE_CHARS = 420
+API_PASSAGES = 2  # passages per hit the search tool returns, each cut to API_PASSAGE_CHARS
+API_PASSAGE_CHARS = 600
 
 # --- safety ------------------------------------------------------------------------------------
 
@@ -74,213 +90,7 @@ def check_bind(ui: UISettings) -> tuple[str, str] | None:
     return (ui.auth_user, ui.auth_password)
 
 
-def esc(text: Any) -> str:
-    return html.escape("" if text is None else str(text), quote=True)
-
-
-def safe_url(url: str) -> str:
-    """An escaped http(s) URL, or "" for anything else (a `javascript:` link must never be clickable)."""
-    try:
-        scheme = urlsplit(url.strip()).scheme.lower()
-    except ValueError:
-        return ""
-    return esc(url.strip()) if scheme in ("http", "https") else ""
-
-
-def link(url: str, label_html: str, cls: str = "") -> str:
-    href = safe_url(url)
-    if not href:
-        return f'<span class="{cls}">{label_html}</span>' if cls else label_html
-    klass = f' class="{cls}"' if cls else ""
-    return f'<a{klass} href="{href}" target="_blank" rel="noopener noreferrer nofollow">{label_html}</a>'
-
-
-def trim(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
-
-
-def tier_label(tier: int | None) -> str:
-    return f"Tier {tier}" if tier is not None else "Untiered"
-
-
-# --- chat rendering ----------------------------------------------------------------------------
-
-_MARKER = re.compile(r"\[(\d{1,2})\]")
-
-
-def _text_with_links(text: str, citations: list[Citation]) -> str:
-    """Escaped text, line breaks kept, every [n] a link to source n."""
-    by_n = {c.n: c for c in citations}
-
-    def ref(match: re.Match[str]) -> str:
-        cite = by_n.get(int(match.group(1)))
-        if cite is None:
-            return match.group(0)
-        title = esc(f"{cite.title} — {cite.place}")
-        href = safe_url(cite.url) or safe_url(cite.list_url)
-        if not href:
-            return f'<sup class="gg-ref">[{cite.n}]</sup>'
-        return (f'<a class="gg-ref" href="{href}" title="{title}" target="_blank" '
-                f'rel="noopener noreferrer nofollow">[{cite.n}]</a>')
-
-    return _MARKER.sub(ref, esc(text)).replace("\n", "<br>")
-
-
-def render_sources(answer: Answer) -> str:
-    if not answer.citations:
-        return ""
-    items = []
-    for c in answer.citations:
-        score = "" if answer.route == "next" else f' <span class="gg-score">score {c.score:.2f}</span>'
-        kind = f' <span class="gg-kind">{esc(c.kind)}</span>' if c.kind else ""
-        items.append(
-            f'<li class="gg-source" value="{c.n}">'
-            f'<div class="gg-source-title">{link(c.url, esc(c.title), "gg-title")}{kind}</div>'
-            f'<div class="gg-source-place">{link(c.list_url, esc(c.place), "gg-place")}{score}</div>'
-            f'<blockquote class="gg-passage">{esc(trim(c.passage, PASSAGE_CHARS))}</blockquote></li>'
-        )
-    label = "Reading plan" if answer.route == "next" else "Sources"
-    return (f'<details class="gg-sources" open><summary>{label} ({len(answer.citations)})</summary>'
-            f'<ol class="gg-source-list">{"".join(items)}</ol></details>')
-
-
-def render_dropped(answer: Answer) -> str:
-    """Generated sentences the source check removed, struck through with the reason: nothing is hidden."""
-    if not answer.dropped:
-        return ""
-    items = "".join(
-        f'<li><del>{esc(d.text)}</del> <span class="gg-note">({esc(d.reason)})</span></li>' for d in answer.dropped
-    )
-    return (f'<div class="gg-dropped"><span class="gg-note">Removed by the source check:</span>'
-            f'<ul class="gg-dropped-list">{items}</ul></div>')
-
-
-def render_answer(answer: Answer, pending: str = "") -> str:
-    """One assistant message: the answer with linked [n], its notes (weak match, why the sources are quoted,
-    sentences the check removed), the sources panel. With `pending` the text is still being written."""
-    parts = [f'<div class="gg-answer">{_text_with_links(answer.text, answer.citations)}</div>'] if answer.text else []
-    if answer.weak:
-        parts.append('<div class="gg-note gg-weak">Weak match: the guide\'s closest sources may not answer this '
-                     'exactly.</div>')
-    if answer.fallback:
-        parts.append(f'<div class="gg-note gg-fallback">Quoted from the sources ({esc(answer.fallback)}).</div>')
-    parts.append(render_dropped(answer))
-    if pending:
-        parts.append(f'<div class="gg-note gg-pending">{esc(pending)} is writing an answer from these sources…</div>')
-    parts.append(render_sources(answer))
-    return f'<div class="gg-message">{"".join(parts)}</div>'
-
-
-def render_streaming(sources: Answer, draft: str, backend: str) -> str:
-    """While tokens stream: the draft grows above the sources as plain text (its [n] are not checked yet);
-    the verified answer takes its place when it is done."""
-    return (f'<div class="gg-message"><div class="gg-draft"><span class="gg-note gg-pending">{esc(backend)} is '
-            f'writing (each sentence is checked against its source when it is done):</span><br>'
-            f'{esc(draft).replace(chr(10), "<br>")}▌</div>{render_sources(sources)}</div>')
-
-
-def render_user(question: str) -> str:
-    return f'<div class="gg-question">{esc(question)}</div>'
-
-
-def render_error(message: str) -> str:
-    return f'<div class="gg-message gg-error">{esc(message)}</div>'
-
-
-# --- guide rendering ---------------------------------------------------------------------------
-
-
-def list_order(resources: list[Resource]) -> list[Resource]:
-    """The list's reading order: topics and their sections where they first appear, tiers ascending."""
-    first_topic: dict[str, int] = {}
-    first_section: dict[tuple[str, str], int] = {}
-    for res in sorted(resources, key=lambda r: r.position):
-        first_topic.setdefault(res.topic, res.position)
-        first_section.setdefault((res.topic, res.section), res.position)
-    return sorted(resources, key=lambda r: (first_topic[r.topic], first_section[(r.topic, r.section)],
-                                            -1 if r.tier is None else r.tier, r.position))
-
-
-def filter_guide(resources: list[Resource], read: set[str], tier: str, topic: str, kind: str,
-                 unread_only: bool) -> list[Resource]:
-    out = list_order(resources)
-    if tier and tier != ANY:
-        out = [r for r in out if tier_label(r.tier) == tier]
-    if topic and topic != ANY:
-        out = [r for r in out if r.topic == topic]
-    if kind and kind != ANY:
-        out = [r for r in out if r.kind == kind]
-    if unread_only:
-        out = [r for r in out if r.id not in read]
-    return out
-
-
-def _resource_item(res: Resource, read: set[str]) -> str:
-    checked = " checked" if res.id in read else ""
-    authors = f' <span class="gg-authors">— {esc(res.authors)}</span>' if res.authors else ""
-    tags = "".join(f' <span class="gg-tag">{esc(t)}</span>' for t in res.tags)
-    note = f'<div class="gg-note">{esc(res.note)}</div>' if res.note else ""
-    rid = esc(res.id)
-    return (
-        f'<li class="gg-res{" gg-done" if checked else ""}" data-rid="{rid}">'
-        f'<input type="checkbox" class="gg-check" data-rid="{rid}" aria-label="{esc("Read: " + res.title)}"{checked}>'
-        f'<div class="gg-res-body">{link(res.url, esc(res.title), "gg-title")} '
-        f'<span class="gg-kind">{esc(res.kind)}</span>{tags}{authors}{note}</div></li>'
-    )
-
-
-def render_guide(resources: list[Resource], read: set[str], list_url: str) -> str:
-    """Topics → sections → tiers → resources, in the order given (the list's, see `list_order`)."""
-    if not resources:
-        return '<div class="gg-guide gg-empty">Nothing matches these filters.</div>'
-    out = ['<div class="gg-guide">']
-    for topic, in_topic in groupby(resources, key=lambda r: r.topic):
-        items = list(in_topic)
-        done = sum(1 for r in items if r.id in read)
-        out.append(f'<section class="gg-topic-block"><h3 class="gg-topic">{esc(topic)} '
-                   f'<span class="gg-count">{done}/{len(items)}</span></h3>')
-        for (section, anchor), in_section in groupby(items, key=lambda r: (r.section, r.list_anchor)):
-            out.append(f'<h4 class="gg-section">{link(list_url + anchor, esc(section))}</h4>')
-            for tier, in_tier in groupby(in_section, key=lambda r: r.tier):
-                if tier is not None:
-                    out.append(f'<div class="gg-tier">{tier_label(tier)}</div>')
-                out.append(f'<ul class="gg-resources">{"".join(_resource_item(r, read) for r in in_tier)}</ul>')
-        out.append("</section>")
-    out.append("</div>")
-    return "".join(out)
-
-
-def render_hits(hits: list[Any], list_url: str) -> str:
-    if not hits:
-        return '<div class="gg-results gg-empty">No results.</div>'
-    items = []
-    for hit in hits:
-        res = hit.resource
-        passage = hit.passages[0][0].text if hit.passages else res.note
-        items.append(
-            f'<li><div>{link(res.url, esc(res.title), "gg-title")} <span class="gg-kind">{esc(res.kind)}</span></div>'
-            f'<div>{link(list_url + res.list_anchor, esc(res.place), "gg-place")} '
-            f'<span class="gg-score">confidence {hit.confidence:.2f}</span></div>'
-            f'<blockquote class="gg-passage">{esc(trim(passage, 300))}</blockquote></li>'
-        )
-    return f'<ol class="gg-results">{"".join(items)}</ol>'
-
-
-def render_plan(state: AppState, interest: str = "") -> str:
-    plan = state.plan(interest=interest, k=5)
-    if not plan.picks:
-        return '<div class="gg-next gg-empty">You have read everything in the guide.</div>'
-    list_url = state.settings.catalog.list_url
-    items = [
-        f'<li data-rid="{esc(p.resource.id)}">{link(p.resource.url, esc(p.resource.title), "gg-title")} '
-        f'<span class="gg-kind">{esc(p.resource.kind)}</span>'
-        f'<div>{link(list_url + p.resource.list_anchor, esc(p.resource.place), "gg-place")}</div>'
-        f'<div class="gg-reason">{esc(p.reason)}</div></li>'
-        for p in plan.picks
-    ]
-    return f'<ol class="gg-next">{"".join(items)}</ol>'
-
+# --- progress plot -----------------------------------------------------------------------------
 
 TIER_COLORS = {"Tier 1": "#2f7ebc", "Tier 2": "#f28e2b", "Tier 3": "#59a14f", "Untiered": "#9c9c9c"}
 
@@ -299,107 +109,7 @@ def progress_frame(rows: list[ProgressRow]) -> pd.DataFrame:
     )
 
 
-def progress_summary(rows: list[ProgressRow]) -> str:
-    read, total = sum(r.read for r in rows), sum(r.total for r in rows)
-    share = round(100 * read / total) if total else 0
-    return f"**Read {read} of {total}** ({share}%)"
-
-
-# --- status rendering --------------------------------------------------------------------------
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
-
-
-def render_status(status: IndexStatus) -> str:
-    rows = [
-        ("Resources in the catalog", status.resources),
-        ("Pages crawled (ok / unchanged)", status.pages_ok),
-        ("Pages failed", status.pages_failed),
-        ("Skipped (offline, robots, …)", status.pages_skipped),
-        ("Resources known only by their catalog card", status.card_only),
-        ("Index", f"{status.chunks} chunks of {status.indexed_resources} resources ({esc(status.index_type)}, "
-                  f"{_size(status.index_bytes)})"),
-        ("Embedding model", esc(status.model)),
-        ("Index built", esc(status.built_at) or "–"),
-        ("Last ingest", esc(status.last_ingest) or "never (catalog cards only)"),
-    ]
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
-    failures = ""
-    if status.failures:
-        items = "".join(f"<li>{esc(u)} — {esc(r)}</li>" for u, r in status.failures)
-        failures = f"<details><summary>Failed pages</summary><ul>{items}</ul></details>"
-    return f'<table class="gg-status">{body}</table>{failures}'
-
-
-def render_job(job: IngestJob) -> str:
-    if job.phase == "idle":
-        return '<div class="gg-job">No re-ingest has run in this session.</div>'
-    spinner = " ⏳" if job.running else ""
-    return (f'<div class="gg-job gg-job-{esc(job.phase)}"><b>{esc(job.phase)}</b>{spinner} · '
-            f"{job.elapsed_s():.0f}s · {esc(job.message)}</div>")
-
-
-# --- the app -----------------------------------------------------------------------------------
-
-# Delegated so it survives re-renders of the guide: a ticked box becomes a `select` event.
-TOGGLE_JS = """
-element.addEventListener('change', (event) => {
-  const box = event.target.closest('input.gg-check');
-  if (!box) return;
-  const item = box.closest('li.gg-res');
-  if (item) item.classList.toggle('gg-done', box.checked);
-  const block = box.closest('section.gg-topic-block');
-  const count = block && block.querySelector('.gg-count');
-  if (count) {
-    const boxes = block.querySelectorAll('input.gg-check');
-    const done = Array.from(boxes).filter((b) => b.checked).length;
-    count.textContent = done + '/' + boxes.length;
-  }
-  trigger('select', {index: box.dataset.rid, value: box.dataset.rid, selected: box.checked});
-});
-"""
-
-CSS = """
-.gg-message { line-height: 1.5; }
-.gg-note { color: var(--body-text-color-subdued); font-size: 0.85em; }
-.gg-pending { font-style: italic; }
-.gg-draft { margin-top: .5em; padding: .3em .6em; border-left: 3px solid var(--color-accent); }
-.gg-dropped { margin-top: .3em; }
-.gg-dropped-list { margin: .1em 0 0 1.2em; padding: 0; font-size: .85em; }
-.gg-dropped del { color: var(--body-text-color-subdued); }
-.gg-ref { font-weight: 600; text-decoration: none; margin-left: 1px; }
-.gg-sources { margin-top: .6em; border-top: 1px solid var(--border-color-primary); padding-top: .4em; }
-.gg-sources summary { cursor: pointer; font-weight: 600; font-size: .9em; }
-.gg-source-list { padding-left: 1.4em; margin: .3em 0; }
-.gg-source { margin-bottom: .5em; }
-.gg-source-place, .gg-score { font-size: .85em; }
-.gg-score { color: var(--body-text-color-subdued); margin-left: .4em; }
-.gg-passage { margin: .2em 0 0 0; padding: .2em .6em; border-left: 3px solid var(--border-color-primary);
-  font-size: .85em; color: var(--body-text-color-subdued); white-space: normal; }
-.gg-kind, .gg-tag { font-size: .75em; padding: 0 .4em; border-radius: 4px; background: var(--background-fill-secondary);
-  border: 1px solid var(--border-color-primary); margin-left: .3em; }
-.gg-guide h3.gg-topic { margin: 1em 0 .2em; font-size: 1.15em; }
-.gg-guide h4.gg-section { margin: .6em 0 .1em; font-size: 1em; }
-.gg-count { font-weight: 400; font-size: .8em; color: var(--body-text-color-subdued); }
-.gg-tier { font-size: .8em; text-transform: uppercase; letter-spacing: .05em; margin-top: .3em;
-  color: var(--body-text-color-subdued); }
-.gg-resources { list-style: none; padding-left: .2em; margin: .1em 0; }
-.gg-res { display: flex; gap: .5em; align-items: flex-start; margin: .25em 0; }
-.gg-res input { margin-top: .3em; }
-.gg-res.gg-done .gg-title { color: var(--body-text-color-subdued); text-decoration: line-through; }
-.gg-res-body .gg-note { margin-top: .1em; }
-.gg-authors { font-size: .85em; color: var(--body-text-color-subdued); }
-.gg-reason { font-size: .85em; color: var(--body-text-color-subdued); }
-.gg-next li, .gg-results li { margin-bottom: .5em; }
-.gg-status th { text-align: left; padding-right: 1.5em; font-weight: 500; }
-.gg-error { color: var(--error-text-color); }
-"""
+# --- chat --------------------------------------------------------------------------------------
 
 
 def _opt(value: str | None) -> str | None:
@@ -454,7 +164,7 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, 
         yield [*history, {"role": "assistant", "content": render_error(problem)}], answers
         return
     query = Query(question, history=_turns(answers), backend=backend, **filters)
-    history.append({"role": "assistant", "content": '<div class="gg-note gg-pending">Searching the guide…</div>'})
+    history.append({"role": "assistant", "content": render_searching()})
     yield list(history), answers
     instant: Answer | None = None
     draft = ""
@@ -469,7 +179,7 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, 
                 history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend)}
             elif event.kind == "final" and event.answer is not None:
                 history[-1] = {"role": "assistant", "content": render_answer(event.answer)}
-                answers = [*answers, event.answer.to_dict()]
+                answers = [*answers, answer_dict(event.answer)]
             else:
                 continue
             yield list(history), answers
@@ -520,7 +230,7 @@ def build_app(state: AppState) -> gr.Blocks:
 
     def progress_view(interest: str) -> tuple[str, pd.DataFrame, str]:
         rows = state.progress()
-        return progress_summary(rows), progress_frame(rows), render_plan(state, interest or "")
+        return progress_summary(rows), progress_frame(rows), render_plan(state.plan(interest=interest or "", k=5), list_url)
 
     def toggle(interest: str, evt: gr.SelectData) -> tuple[str, pd.DataFrame, str]:
         state.set_read(str(evt.index), bool(evt.selected))
@@ -577,22 +287,14 @@ def build_app(state: AppState) -> gr.Blocks:
             unread_only: Leave out resources the learner has marked read.
 
         Returns:
-            Resources best first: title, url, kind, place (topic › section · tier), list_url, confidence, passages.
+            Resources best first: id, title, url, kind, tier, place (topic › section · tier), list_url,
+            confidence, resource (the full catalog record), passages (chunk_id, heading_path, score, text).
         """
         if problem := too_long(query or ""):
             raise gr.Error(problem)
         hits = state.search(query, k=max(1, min(int(k), MAX_K)), tier=tier, topic=topic or None, kind=kind or None,
                             unread_only=unread_only)
-        return [
-            {
-                "rank": i, "id": h.resource.id, "title": h.resource.title, "url": h.resource.url,
-                "kind": h.resource.kind, "topic": h.resource.topic, "section": h.resource.section,
-                "tier": h.resource.tier, "place": h.resource.place, "list_url": list_url + h.resource.list_anchor,
-                "score": round(float(h.score), 6), "confidence": round(float(h.confidence), 4),
-                "passages": [trim(c.text, 600) for c, _ in h.passages[:2]],
-            }
-            for i, h in enumerate(hits, start=1)
-        ]
+        return hits_list(hits, list_url, passages=API_PASSAGES, passage_chars=API_PASSAGE_CHARS)
 
     def ask(question: str, backend: str = "", tier: int | None = None, topic: str = "", kind: str = "",
             unread_only: bool = False, k: int = 3) -> dict[str, Any]:
@@ -618,7 +320,7 @@ def build_app(state: AppState) -> gr.Blocks:
             raise gr.Error(f"backend must be one of {', '.join(BACKENDS)}")
         query = Query(question, tier=tier, topic=topic or None, kind=kind or None, unread_only=unread_only,
                       backend=backend or None, k=max(1, min(int(k), 8)))
-        return state.assistant().ask(query).to_dict()
+        return answer_dict(state.assistant().ask(query))
 
     def next_reads(interest: str = "", k: int = 5, read: list[str] | None = None) -> dict[str, Any]:
         """What to read next in the GPU performance-engineering list: its tier order, skipping what was read.
@@ -630,7 +332,8 @@ def build_app(state: AppState) -> gr.Blocks:
                 URLs, or free text such as "the Tier 1 profiling material and siboehm's matmul post".
 
         Returns:
-            picks (title, url, place, list_url, reason) and the focus topics the plan starts from.
+            picks (id, title, url, kind, tier, place, list_url, reason), the focus topics the plan starts
+            from, and counted_as_read.
         """
         from assistant.profile import resolve_resource
 
@@ -648,16 +351,7 @@ def build_app(state: AppState) -> gr.Blocks:
                     raise gr.Error(f"{str(exc).rstrip('.')}, and it names nothing in the list as free text") from None
                 extra |= understood
         plan = state.plan(interest=interest or "", k=max(1, min(int(k), MAX_K)), extra_read=extra)
-        return {
-            "focus_topics": plan.focus_topics,
-            "counted_as_read": sorted(extra),
-            "picks": [
-                {"id": p.resource.id, "title": p.resource.title, "url": p.resource.url, "kind": p.resource.kind,
-                 "tier": p.resource.tier, "place": p.resource.place, "list_url": list_url + p.resource.list_anchor,
-                 "reason": p.reason}
-                for p in plan.picks
-            ],
-        }
+        return plan_dict(plan, list_url, counted_as_read=extra)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -714,7 +408,7 @@ def build_app(state: AppState) -> gr.Blocks:
                                                  scale=6, max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
                             g_go = gr.Button("Search", scale=1, min_width=100)
                         g_results = gr.HTML(elem_id="gg-results")
-                        guide = gr.HTML(elem_id="gg-guide", js_on_load=TOGGLE_JS)
+                        guide = gr.HTML(elem_id="gg-guide", js_on_load=asset("toggle.js"))
                     with gr.Column(scale=2):
                         gr.Markdown("### What next?")
                         interest = gr.Textbox(show_label=False, placeholder="What do you want to get good at? (Enter)",
@@ -779,7 +473,7 @@ def start(settings: Settings, state: AppState | None = None) -> tuple[gr.Blocks,
         _, url, _ = demo.launch(
             server_name=settings.ui.host, server_port=settings.ui.port, share=False, auth=auth,
             mcp_server=True, prevent_thread_lock=True, quiet=True, show_error=False, ssr_mode=False,
-            enable_monitoring=False, footer_links=["api"], css=CSS, max_file_size="1mb",
+            enable_monitoring=False, footer_links=["api"], css=asset("app.css"), max_file_size="1mb",
         )
     except OSError as exc:
         raise UserError(f"cannot listen on {settings.ui.host}:{settings.ui.port} ({str(exc).splitlines()[0]}); "
