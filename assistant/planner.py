@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.reading import Understanding, reader_for
+from assistant.readtime import Estimate, Total, estimate_all, stored_chunks, total
 from assistant.records import Answer, Citation
+from core.errors import UserError
 from core.records import Resource
 
 if TYPE_CHECKING:
@@ -54,14 +56,20 @@ def resolve_mentions(text: str, resources: list[Resource]) -> list[Resource]:
 def plan_next(
     resources: list[Resource], read_ids: set[str], interest: str = "", k: int = 5,
     interest_scores: dict[str, float] | None = None, focus_threshold: float = 0.5,
+    reading_ids: set[str] | frozenset[str] = frozenset(), skipped_ids: set[str] | frozenset[str] = frozenset(),
 ) -> Plan:
     """Unread picks in the guide's order, the learner's focus first. `interest_scores` (topic → 0..1)
-    replaces the scores of the `interest` text when the caller has already understood it."""
+    replaces the scores of the `interest` text when the caller has already understood it.
+
+    What the learner is reading comes first (finish before starting more), then the rules below; read and
+    skipped resources are never picked, and a skipped one counts as done when finding a topic's next tier."""
     by_topic: dict[str, list[Resource]] = defaultdict(list)
     for res in sorted(resources, key=lambda r: r.position):
         by_topic[res.topic].append(res)
     topic_order = list(by_topic)
-    read = [r for r in resources if r.id in read_ids]
+    reading_ids = set(reading_ids) - set(read_ids) - set(skipped_ids)
+    done_ids = set(read_ids) | set(skipped_ids)
+    read = [r for r in resources if r.id in read_ids or r.id in reading_ids]
     progress = Counter(r.topic for r in read)
     if interest_scores is None:
         interest_scores = topic_interest(interest, resources)
@@ -75,13 +83,16 @@ def plan_next(
     chosen: set[str] = set()
 
     def add(res: Resource, reason: str) -> None:
-        if res.id not in read_ids and res.id not in chosen:
+        if res.id not in done_ids and res.id not in chosen:
             picks.append(Pick(res, reason))
             chosen.add(res.id)
 
+    for res in sorted(resources, key=lambda r: r.position):
+        if res.id in reading_ids:
+            add(res, f"{res.place} — you are reading this: finish it before starting more")
     for topic in focus:
         asked = interest_scores.get(topic, 0.0) >= focus_threshold
-        for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=asked):
+        for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=asked, skipped_ids=set(skipped_ids)):
             add(res, reason)
     for tier in sorted({r.tier for r in resources if r.tier is not None}):
         for topic in topic_order:
@@ -94,11 +105,13 @@ def plan_next(
     return Plan(picks=picks[:k], focus_topics=focus, read_ids=set(read_ids))
 
 
-def _next_in_topic(topic_items: list[Resource], read_ids: set[str], asked: bool) -> list[tuple[Resource, str]]:
+def _next_in_topic(topic_items: list[Resource], read_ids: set[str], asked: bool,
+                   skipped_ids: set[str] | None = None) -> list[tuple[Resource, str]]:
     topic = topic_items[0].topic
     tiers = sorted({r.tier for r in topic_items if r.tier is not None})
     read_here = [r for r in topic_items if r.id in read_ids]
-    unread = [r for r in topic_items if r.id not in read_ids and r.tier is not None]
+    skipped = skipped_ids or set()
+    unread = [r for r in topic_items if r.id not in read_ids and r.id not in skipped and r.tier is not None]
     if not unread:
         return []
     lowest = min(r.tier for r in unread if r.tier is not None)
@@ -142,6 +155,7 @@ class NextReads:
                              embed_query, embed_documents)
         self.focus_threshold = focus_threshold
         self.list_url = list_url
+        self.times: dict[str, Estimate] = {}  # reading time by resource id; the answer says what the picks take
 
     def decide(self, question: str) -> RouteDecision:
         return self.router.decide(question)
@@ -149,15 +163,20 @@ class NextReads:
     def is_next(self, question: str) -> bool:
         return self.decide(question).route == "next"
 
-    def plan(self, question: str, profile_read: set[str], k: int = 5) -> tuple[Understanding, Plan]:
+    def plan(self, question: str, profile_read: set[str], k: int = 5,
+             states: dict[str, str] | None = None) -> tuple[Understanding, Plan]:
+        """`states` (id → reading / read / skipped, the profile's) adds what is being read and skipped."""
         understanding = self.reader.understand(question)
         read = set(profile_read) | understanding.read_ids
+        states = states or {}
         plan = plan_next(self.resources, read, k=k, interest_scores=understanding.interest,
-                         focus_threshold=self.focus_threshold)
+                         focus_threshold=self.focus_threshold,
+                         reading_ids={i for i, st in states.items() if st == "reading"},
+                         skipped_ids={i for i, st in states.items() if st == "skipped"})
         return understanding, plan
 
-    def answer(self, question: str, profile_read: set[str], k: int = 5) -> Answer:
-        understanding, plan = self.plan(question, profile_read, k)
+    def answer(self, question: str, profile_read: set[str], k: int = 5, states: dict[str, str] | None = None) -> Answer:
+        understanding, plan = self.plan(question, profile_read, k, states)
         citations = [
             Citation(n=n, resource_id=p.resource.id, title=p.resource.title, url=p.resource.url,
                      topic=p.resource.topic, section=p.resource.section, tier=p.resource.tier,
@@ -167,14 +186,16 @@ class NextReads:
         ]
         new_reads = [r.id for r in understanding.read if r.id not in profile_read]
         return Answer(
-            text=explain(understanding, plan, profile_read), citations=citations, abstained=False, route="next",
+            text=explain(understanding, plan, profile_read, self.times), citations=citations, abstained=False, route="next",
             question=question, standalone_question=question, backend="planner", read_ids=new_reads,
             focus_topics=[t for t in plan.focus_topics if understanding.interest.get(t, 0.0) >= self.focus_threshold],
         )
 
 
-def explain(understanding: Understanding, plan: Plan, profile_read: set[str]) -> str:
-    """"Counting as read: …", "Focus: …", then the picks with one reason each, so the learner can correct us."""
+def explain(understanding: Understanding, plan: Plan, profile_read: set[str],
+            times: dict[str, Estimate] | None = None) -> str:
+    """"Counting as read: …", "Focus: …", then the picks with one reason each (and their reading time when
+    `times` is given), so the learner can correct us."""
     lines = []
     if understanding.mentions:
         said = "; ".join(dict.fromkeys(m.label for m in understanding.mentions))
@@ -194,8 +215,20 @@ def explain(understanding: Understanding, plan: Plan, profile_read: set[str]) ->
         lines.append("You have read everything in the guide.")
         return "\n".join(lines)
     lines.append("Next reads, in the guide's order:")
-    lines += [f"{n}. {p.resource.title} — {p.reason} [{n}]" for n, p in enumerate(plan.picks, start=1)]
+    if not times:
+        lines += [f"{n}. {p.resource.title} — {p.reason} [{n}]" for n, p in enumerate(plan.picks, start=1)]
+        return "\n".join(lines)
+    for n, p in enumerate(plan.picks, start=1):
+        est = times.get(p.resource.id)
+        took = f" ({est.label()})" if est is not None else ""
+        lines.append(f"{n}. {p.resource.title}{took} — {p.reason} [{n}]")
+    lines.append(f"Reading time of these picks: {plan_time(plan, times).label()}.")
     return "\n".join(lines)
+
+
+def plan_time(plan: Plan, times: dict[str, Estimate]) -> Total:
+    """How long the plan's picks take together (unknown ones counted apart)."""
+    return total(times[p.resource.id] for p in plan.picks if p.resource.id in times)
 
 
 def page_authors(store_file: Path) -> dict[str, str]:
@@ -217,21 +250,26 @@ def page_authors(store_file: Path) -> dict[str, str]:
 def next_reads_for(settings: Settings, resources: list[Resource], embedder: Any = None) -> NextReads:
     """The planner front for one Assistant: the searcher's embedder (no second model), settings' knobs."""
     knobs = settings.planner
-    return NextReads(
+    front = NextReads(
         resources, embedder=embedder, extra_authors=page_authors(settings.store_file),
         route_weights=dict(knobs.route_weights), route_intercept=knobs.route_intercept,
         route_threshold=knobs.route_threshold, focus_threshold=knobs.focus_threshold,
         list_url=settings.catalog.list_url,
     )
+    try:
+        front.times = estimate_all(resources, stored_chunks(settings), settings.learning)
+    except UserError as exc:  # times are extra: a plan without them is still a plan
+        log.warning("reading times unavailable: %s", exc)
+    return front
 
 
 @functools.lru_cache(maxsize=1)
 def default_next_reads() -> NextReads:
     """Routing for callers without an Assistant: the bundled catalog and the packaged embedder
     (the model itself is shared per process; query vectors stay in memory)."""
+    from core.settings import Settings as _Settings
     from index.embed import Embedder, EmbeddingCache
     from ingest.catalog import load_catalog
-    from core.settings import Settings as _Settings
 
     settings = _Settings(home=Path(tempfile.gettempdir()) / "gpuguide-routing")
     embedder = Embedder(settings, cache=EmbeddingCache(Path(":memory:")))
