@@ -40,7 +40,7 @@ from ingest.archive import (
     normalise_url,
 )
 from ingest.followups import page_followups, url_followups
-from ingest.netguard import check_url
+from ingest.netguard import AddressBook, check_url, pinned_transport
 from core.records import FetchResult, Resource
 from core.settings import CrawlSettings, Settings
 
@@ -55,6 +55,7 @@ ACCEPTED_TYPES = TEXT_TYPES | {"application/pdf"}
 _UNLABELLED = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 ACCEPT_HEADER = "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,application/pdf;q=0.9,*/*;q=0.1"
 ROBOTS_MAX_BYTES = 512 * 1024
+ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 2.3.1.2: follow at least five; past that, robots.txt is "unavailable"
 
 
 # --- URL rewrites --------------------------------------------------------------------------------
@@ -302,20 +303,24 @@ class _Crawler:
     client: httpx.AsyncClient = field(init=False)
     _global: asyncio.Semaphore = field(init=False)
     _gates: dict[str, _HostGate] = field(default_factory=dict)
-    _robots: dict[str, Protego | None] = field(default_factory=dict)
+    _robots: dict[str, RobotsPolicy] = field(default_factory=dict)
+    _addresses: AddressBook = field(default_factory=AddressBook)
     _robots_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     _claimed: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         crawl = self.crawl
         self._global = asyncio.Semaphore(crawl.concurrency)
+        limits = httpx.Limits(max_connections=crawl.concurrency, max_keepalive_connections=crawl.concurrency)
         self.client = httpx.AsyncClient(
+            # connections go to the addresses the SSRF guard approved (no second DNS lookup, no env proxy)
+            transport=pinned_transport(crawl, self._addresses, limits),
+            trust_env=False,
             headers={"User-Agent": crawl.user_agent, "Accept": ACCEPT_HEADER},
             timeout=httpx.Timeout(
                 connect=crawl.connect_timeout_s, read=crawl.read_timeout_s, write=crawl.read_timeout_s, pool=None
             ),
             follow_redirects=False,  # followed by hand: each hop is guarded and loops are detected
-            limits=httpx.Limits(max_connections=crawl.concurrency, max_keepalive_connections=crawl.concurrency),
         )
 
     @property
@@ -407,10 +412,12 @@ class _Crawler:
         current = fetched
         while True:
             base.final_url = current
-            if reason := await check_url(current, self.crawl):
+            if reason := await check_url(current, self.crawl, self._addresses):
                 raise _Failure(reason)
-            if self.crawl.respect_robots and not await self._robots_allow(current):
-                return replace(base, status=ROBOTS_DISALLOWED, reason=f"robots.txt disallows {current}")
+            if self.crawl.respect_robots:
+                policy = await self._robots_policy(current)
+                if not policy.allows(current, self.robots_agent):
+                    return replace(base, status=ROBOTS_DISALLOWED, reason=policy.refusal or f"robots.txt disallows {current}")
             conditional = previous[1] if previous and previous[0] == current else None
             hop = await self._get_with_retries(current, _conditional_headers(conditional))
             if hop.status not in REDIRECT_STATUSES:
@@ -447,7 +454,7 @@ class _Crawler:
             etag=hop.header("ETag"), last_modified=hop.header("Last-Modified"),
         )
 
-    async def _get_with_retries(self, url: str, headers: dict[str, str]) -> _Hop:
+    async def _get_with_retries(self, url: str, headers: dict[str, str], max_bytes: int | None = None) -> _Hop:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.crawl.retries + 1),
             wait=self._retry_wait,
@@ -459,7 +466,7 @@ class _Crawler:
             reraise=True,
         )
         try:
-            return await retrying(self._get_once, url, headers)
+            return await retrying(self._get_once, url, headers, max_bytes=max_bytes)
         except _RetryableStatus as exc:
             attempts = self.crawl.retries + 1
             raise _Failure(f"HTTP {exc.status} {exc.phrase} (after {attempts} attempts)".strip(), exc.status) from None
@@ -506,41 +513,42 @@ class _Crawler:
 
     # -- robots.txt --
 
-    async def _robots_allow(self, url: str) -> bool:
+    async def _robots_policy(self, url: str) -> RobotsPolicy:
+        """The robots.txt policy of `url`'s origin, fetched once per origin per run."""
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         lock = self._robots_locks.setdefault(origin, asyncio.Lock())
         async with lock:
             if origin not in self._robots:
                 self._robots[origin] = await self._load_robots(origin)
-                self._apply_crawl_delay(origin, self._robots[origin])
-        rules = self._robots[origin]
-        return rules is None or rules.can_fetch(url, self.robots_agent)
+                self._apply_crawl_delay(origin, self._robots[origin].rules)
+        return self._robots[origin]
 
-    async def _load_robots(self, origin: str) -> Protego | None:
-        """Rules for an origin; None (allow all) when robots.txt is missing, broken or unreachable."""
+    async def _load_robots(self, origin: str) -> RobotsPolicy:
+        """RFC 9309: 2xx → its rules; 4xx → allow all; 5xx, 429 or unreachable → disallow all; 3xx followed.
+
+        A server error means the site may be struggling or the file may exist with rules we cannot
+        see, so the whole origin is left alone this run (and reported), not crawled blind.
+        """
         url = f"{origin}/robots.txt"
-        for _ in range(self.crawl.max_redirects + 1):
-            if reason := await check_url(url, self.crawl):
-                log.warning("%s: not fetched (%s); allowing all", url, reason)
-                return None
+        for _ in range(ROBOTS_MAX_REDIRECTS + 1):
+            if reason := await check_url(url, self.crawl, self._addresses):
+                return _robots_unreachable(origin, url, reason)
             try:
-                hop = await self._get_once(url, {"Accept": "text/plain"}, max_bytes=ROBOTS_MAX_BYTES)
-            except _RetryableStatus as exc:
-                log.warning("%s: HTTP %d; treating the site as allowing all", url, exc.status)
-                return None
-            except (httpx.HTTPError, TimeoutError, _Failure) as exc:
-                log.warning("%s: unreachable (%s); treating the site as allowing all", url, exc)
-                return None
+                hop = await self._get_with_retries(url, {"Accept": "text/plain"}, max_bytes=ROBOTS_MAX_BYTES)
+            except _Failure as exc:
+                return _robots_unreachable(origin, url, exc.reason)
             if hop.status in REDIRECT_STATUSES and hop.header("Location"):
-                url = urljoin(url, hop.header("Location") or "")
+                url = urljoin(url, (hop.header("Location") or "").strip())
                 continue
-            if hop.status != 200:
-                log.info("%s: HTTP %d; no rules", url, hop.status)
-                return None
-            return Protego.parse(hop.body.decode("utf-8", errors="replace"))
-        log.warning("%s: too many redirects; allowing all", url)
-        return None
+            if 200 <= hop.status < 300:
+                return RobotsPolicy(Protego.parse(hop.body.decode("utf-8", errors="replace")))
+            if 400 <= hop.status < 500:
+                log.info("%s: HTTP %d; no robots.txt, crawling allowed", url, hop.status)
+                return RobotsPolicy()
+            return _robots_unreachable(origin, url, f"HTTP {hop.status} {hop.phrase}".strip())
+        log.warning("%s: more than %d redirects; treated as no robots.txt", url, ROBOTS_MAX_REDIRECTS)
+        return RobotsPolicy()
 
     def _apply_crawl_delay(self, origin: str, rules: Protego | None) -> None:
         delay = rules.crawl_delay(self.robots_agent) if rules is not None else None
@@ -562,6 +570,28 @@ async def _read_limited(response: httpx.Response, limit: int, fail_on_excess: bo
                 raise _Failure(f"body larger than {limit} bytes", response.status_code)
             return bytes(body[:limit])
     return bytes(body)
+
+
+@dataclass(frozen=True)
+class RobotsPolicy:
+    """What one origin's robots.txt means for this run: its rules, allow-all, or disallow-all with a reason."""
+
+    rules: Protego | None = None
+    refusal: str | None = None  # set: nothing on the origin is fetched; shown as the report's reason
+
+    def allows(self, url: str, agent: str) -> bool:
+        if self.refusal is not None:
+            return False
+        return self.rules is None or self.rules.can_fetch(url, agent)
+
+
+def _robots_unreachable(origin: str, url: str, why: str) -> RobotsPolicy:
+    refusal = (
+        f"robots.txt could not be read ({why}); per RFC 9309 nothing on {origin} is fetched this run, "
+        "run the ingest again later"
+    )
+    log.warning("%s: %s", url, refusal)
+    return RobotsPolicy(refusal=refusal)
 
 
 def _conditional_headers(entry: ArchiveEntry | None) -> dict[str, str]:

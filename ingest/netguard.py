@@ -7,8 +7,11 @@ every address the host resolves to must be globally routable. Loopback, private,
 unless `crawl.allow_private_hosts` is set, or the host/address/network is listed in
 `crawl.allowed_private_hosts` (tests allow 127.0.0.1 this way).
 
-Known limit: the check resolves the name, then httpx resolves it again to connect; a DNS server
-that answers differently the second time (DNS rebinding) is not caught here.
+Pinned resolution: a name is resolved once per crawl (`AddressBook`), and the crawler's connections
+go through `PinnedBackend`, which connects to those approved addresses only, never resolving the name
+again, so a DNS server that answers differently the second time (DNS rebinding) cannot steer a
+connection to an address that was never checked. TLS still verifies the certificate and sends SNI
+for the name in the URL.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import logging
 import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
+
+import httpcore
+import httpx
 
 from core.settings import CrawlSettings
 
@@ -117,13 +123,30 @@ async def resolve(host: str, port: int) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
-async def check_url(url: str, crawl: CrawlSettings) -> str | None:
-    """None when the crawler may fetch `url`, else one clear reason (checked on every redirect hop)."""
-    reason = check_scheme_and_host(url)
-    if reason:
-        return reason
-    _, host, port = _host_of(url)
-    if crawl.allow_private_hosts:
+class AddressBook:
+    """Addresses the guard approved, per (host, port), for one crawl: resolved once, connected to as is."""
+
+    def __init__(self) -> None:
+        self._approved: dict[tuple[str, int], list[str]] = {}
+
+    def record(self, host: str, port: int, addresses: list[str]) -> None:
+        self._approved[(_ascii_host(host), port)] = list(addresses)
+
+    def lookup(self, host: str, port: int) -> list[str] | None:
+        return self._approved.get((_ascii_host(host), port))
+
+
+def _ascii_host(host: str) -> str:
+    """The name as the connection layer spells it (IDNA, lower case), so approvals and connects match."""
+    try:
+        return host.strip("[]").encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return host.strip("[]").lower()
+
+
+async def approve_host(host: str, port: int, crawl: CrawlSettings, book: AddressBook | None = None) -> str | None:
+    """None when `host` may be contacted (its approved addresses then in `book`), else one reason."""
+    if book is not None and book.lookup(host, port) is not None:
         return None
     try:
         addresses = await resolve(host, port)
@@ -131,7 +154,87 @@ async def check_url(url: str, crawl: CrawlSettings) -> str | None:
         return f"cannot resolve host {host}: {exc}"
     if not addresses:
         return f"cannot resolve host {host}: no addresses"
-    return check_addresses(host, addresses, crawl)
+    reason = check_addresses(host, addresses, crawl)
+    if reason is None and book is not None:
+        book.record(host, port, addresses)
+    return reason
+
+
+async def check_url(url: str, crawl: CrawlSettings, book: AddressBook | None = None) -> str | None:
+    """None when the crawler may fetch `url`, else one clear reason (checked on every redirect hop).
+
+    With a `book`, the approved addresses are kept there for `PinnedBackend`, and a host already in
+    it is not resolved again.
+    """
+    reason = check_scheme_and_host(url)
+    if reason:
+        return reason
+    _, host, port = _host_of(url)
+    if crawl.allow_private_hosts:
+        return None
+    return await approve_host(host, port, crawl, book)
+
+
+class PinnedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore network backend that connects to guard-approved addresses instead of resolving names.
+
+    A name not yet in the book (a caller that skipped `check_url`) is resolved and checked here, once,
+    and the connection goes to exactly the addresses that passed. With `crawl.allow_private_hosts`
+    nothing is checked and names connect as usual.
+    """
+
+    def __init__(self, crawl: CrawlSettings, book: AddressBook, inner: httpcore.AsyncNetworkBackend | None = None):
+        self.crawl = crawl
+        self.book = book
+        self.inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        if self.crawl.allow_private_hosts:
+            return await self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        addresses = self.book.lookup(host, port)
+        if addresses is None:
+            if reason := await approve_host(host, port, self.crawl, self.book):
+                raise httpcore.ConnectError(reason)
+            addresses = self.book.lookup(host, port) or []
+        failure: Exception = httpcore.ConnectError(f"no approved address for {host}")
+        for address in addresses:
+            try:
+                return await self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("the crawler does not use unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def pinned_transport(crawl: CrawlSettings, book: AddressBook, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose connections all go through `PinnedBackend` (TLS verified for the URL's name)."""
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    # httpx has no public network_backend argument; build its pool the same way, with our backend.
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=PinnedBackend(crawl, book),
+    )
+    return transport
 
 
 def check_url_sync(url: str, crawl: CrawlSettings) -> str | None:

@@ -241,10 +241,7 @@ def test_robots_disallow_is_respected(http_server: FixtureServer, tmp_path: Path
     assert http_server.count("/robots.txt") == 1  # cached per host
 
 
-def test_robots_5xx_allows_all(http_server: FixtureServer, tmp_path: Path) -> None:
-    http_server.route("/robots.txt", Reply(503))
-    http_server.route("/page", Reply.html("<p>fine</p>"))
-    assert fetch_one(http_server, tmp_path, "/page").status == "ok"
+# robots.txt answering 4xx/5xx/unreachable (RFC 9309): tests/test_robots.py
 
 
 # --- conditional re-fetch and resume ------------------------------------------------------------
