@@ -333,21 +333,35 @@ def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.profile import Profile
     from assistant.reading import resolve_reads
 
+    from assistant.planner import plan_time
+    from assistant.readtime import estimate_all, stored_chunks
+
     resources = current_catalog(settings)
     said = resolve_reads(args.read, resources)
-    read = Profile(settings.profile_file).read_ids() | said
+    states = Profile(settings.profile_file).states()
+    read = {i for i, st in states.items() if st == "read"} | said
     plan = plan_next(resources, read, interest=args.interest or "", k=args.k,
-                     focus_threshold=settings.planner.focus_threshold)
+                     focus_threshold=settings.planner.focus_threshold,
+                     reading_ids={i for i, st in states.items() if st == "reading"},
+                     skipped_ids={i for i, st in states.items() if st == "skipped"})
+    times = estimate_all(resources, stored_chunks(settings), settings.learning)
     if args.json:
         from assistant.serialize import plan_dict
 
-        _print_json(plan_dict(plan, settings.catalog.list_url, counted_as_read=said, read=read))
+        _print_json(plan_dict(plan, settings.catalog.list_url, counted_as_read=said, read=read, times=times))
         return 0
     if said:
         print("Counting as read: " + "; ".join(r.title for r in resources if r.id in said) + "\n")
     for i, pick in enumerate(plan.picks, start=1):
-        print(f"{i}. {pick.resource.title}\n   {pick.reason}\n   {pick.resource.url or '(no link)'}")
+        took = times[pick.resource.id].label()
+        print(f"{i}. {pick.resource.title}  ({took})\n   {pick.reason}\n   {pick.resource.url or '(no link)'}")
+    if plan.picks:
+        print(f"\nreading time of these picks: {plan_time(plan, times).label()}")
     return 0
+
+
+READ_ACTIONS = {"add": "read", "remove": "unread", "reading": "reading", "skip": "skipped", "unread": "unread",
+                "done": "read"}
 
 
 def cmd_read(args: argparse.Namespace, settings: Settings) -> int:
@@ -356,16 +370,39 @@ def cmd_read(args: argparse.Namespace, settings: Settings) -> int:
     profile = Profile(settings.profile_file)
     resources = current_catalog(settings)
     if args.action == "list":
-        read = profile.read_ids()
+        states = profile.states()
         for res in resources:
-            if res.id in read:
-                print(f"{res.id}\t{res.place}\t{res.title}")
+            if res.id in states:
+                print(f"{states[res.id]}\t{res.id}\t{res.place}\t{res.title}")
         return 0
     if not args.refs:
         raise UserError(f"'gpuguide read {args.action}' needs at least one URL or id")
     ids = [resolve_resource(ref, resources).id for ref in args.refs]
-    (profile.mark_read if args.action == "add" else profile.mark_unread)(ids)
-    print(f"{'marked read' if args.action == 'add' else 'marked unread'}: {', '.join(ids)}")
+    state = READ_ACTIONS[args.action]
+    profile.set_state(ids, state)
+    print(f"marked {state}: {', '.join(ids)}")
+    return 0
+
+
+def cmd_path(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.path import learning_path
+    from assistant.profile import Profile
+    from assistant.readtime import estimate_all, stored_chunks
+
+    resources = current_catalog(settings)
+    times = estimate_all(resources, stored_chunks(settings), settings.learning)
+    path = learning_path(resources, Profile(settings.profile_file).states(), times)
+    if args.json:
+        _print_json(path.to_dict(settings.catalog.list_url))
+        return 0
+    for group in path.groups:
+        counts = ", ".join(f"{group.count(s)} {s}" for s in ("read", "reading", "skipped") if group.count(s))
+        print(f"{group.label}: {len(group.items)} resources{' (' + counts + ')' if counts else ''}, "
+              f"time left {group.left.label()}")
+        if args.all:
+            for item in group.items:
+                print(f"    [{item.state:<7}] {item.estimate.label():>10}  {item.resource.title}")
+    print(f"\nwhole path: {path.summary()}")
     return 0
 
 
@@ -478,10 +515,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_next)
 
-    p = sub.add_parser("read", help="reading progress: read add|remove|list")
-    p.add_argument("action", choices=["add", "remove", "list"])
+    p = sub.add_parser("read", help="reading states: read add|done|reading|skip|unread|remove|list ID...")
+    p.add_argument("action", choices=[*READ_ACTIONS, "list"],
+                   help="add/done: read; reading: started; skip: not for me; unread/remove: back to unread; "
+                        "list: every resource that is not unread")
     p.add_argument("refs", nargs="*", metavar="URL_OR_ID")
     p.set_defaults(handler=cmd_read)
+
+    p = sub.add_parser("path", help="the learning path: states and time left per topic × tier and in all")
+    p.add_argument("--all", action="store_true", help="also list every resource with its state and time")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_path)
 
     p = sub.add_parser("serve", help="start the web app (chat, guide, status; API and MCP) and print its URL")
     p.add_argument("--host", help="address to listen on (default ui.host, 127.0.0.1); others need ui.auth_*")

@@ -72,13 +72,21 @@ def answer_dict(answer: Answer) -> dict[str, Any]:
 
 
 def plan_dict(plan: Any, list_url: str, counted_as_read: set[str] | list[str],
-              read: set[str] | None = None) -> dict[str, Any]:
+              read: set[str] | None = None, times: dict[str, Any] | None = None) -> dict[str, Any]:
     """A planner `Plan`: its focus topics and picks (each a resource record with `reason`); `counted_as_read` is
-    what the request said was read; `read` (the CLI's) everything the plan skipped as read."""
+    what the request said was read; `read` (the CLI's) everything the plan skipped as read. With `times`
+    (readtime `Estimate`s by id) each pick has its `time` and the plan its `time_total`."""
     out: dict[str, Any] = {} if read is None else {"read": sorted(read)}
     out |= {
         "counted_as_read": sorted(counted_as_read),
         "focus_topics": list(plan.focus_topics),
         "picks": [{**resource_dict(p.resource, list_url), "reason": p.reason} for p in plan.picks],
     }
+    if times is not None:
+        from assistant.readtime import total
+
+        for pick, record in zip(plan.picks, out["picks"], strict=True):
+            est = times.get(pick.resource.id)
+            record["time"] = est.to_dict() if est is not None else None
+        out["time_total"] = total(times[p.resource.id] for p in plan.picks if p.resource.id in times).to_dict()
     return out
