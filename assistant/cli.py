@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from assistant.services import build_index_from_store, current_catalog, eval_planner
+from assistant.services import current_catalog, eval_planner
 from core.errors import UserError
 from core.settings import Settings, load_settings
 
@@ -74,15 +74,10 @@ def cmd_config(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.catalog import filter_resources, load_catalog, parse_source, sync_catalog
+    from ingest.catalog import filter_resources, load_catalog, parse_source
 
     if args.catalog_command == "sync":
-        parse = sync_catalog(
-            args.from_, settings.catalog_file, force=args.force, max_shrink=settings.catalog.max_shrink,
-            crawl=settings.crawl,
-        )
-        print(f"synced {len(parse.resources)} resources ({parse.format} format) from {args.from_} into {settings.catalog_file}")
-        return 0
+        return _catalog_sync(args, settings)
     source = args.source or settings.catalog.source
     resources = parse_source(source, settings.crawl).resources if source else load_catalog(synced_file=settings.catalog_file)
     resources = filter_resources(resources, tier=args.tier, topic=args.topic, kind=args.kind)
@@ -144,7 +139,15 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     for warc in settings.crawl.warcs:
         if not warc.is_file():
             raise UserError(f"--warc {warc}: no such file; pass a .warc or .warc.gz archive")
-    result = run_ingest(current_catalog(settings), settings, refresh=args.refresh, progress=not args.json)
+    only = None
+    if args.pending:
+        from ingest.refresh import pending_crawl
+
+        only = {r.id for r in pending_crawl(settings, current_catalog(settings))}
+        if not only:
+            print("no resource waits for a crawl")
+            return 0
+    result = run_ingest(current_catalog(settings), settings, refresh=args.refresh, progress=not args.json, only=only)
     if not args.no_index:
         _build_index(settings, rebuild=False, quiet=args.json)
     report = ChunkStore(settings.store_file).last_report()
@@ -164,9 +167,33 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _catalog_sync(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.listsync import sync_list
+    from ingest.refresh import pending_crawl
+
+    record = sync_list(settings, args.from_, force=args.force)
+    print(f"synced {record.resources} resources ({record.format} format) from {record.source} "
+          f"into {settings.catalog_file}")
+    print(record.summary())
+    for what, entries in (("added", record.added), ("removed", record.removed)):
+        for entry in entries:
+            print(f"  {what}: {entry['title']}")
+    for entry in record.changed:
+        print(f"  changed ({', '.join(entry.fields)}): {entry.title}")
+    if not record.unchanged:
+        queued = len(pending_crawl(settings, current_catalog(settings))) if settings.store_file.exists() else 0
+        crawl = f"; {queued} resources wait for a crawl ('gpuguide ingest --pending')" if queued else ""
+        print(f"run 'gpuguide index' to update the cards and the index (no re-crawl){crawl}")
+    return 0
+
+
 def _build_index(settings: Settings, rebuild: bool, quiet: bool = False) -> Any:
-    report = build_index_from_store(settings, rebuild=rebuild)
+    from assistant.services import refresh_and_index
+
+    refresh, report = refresh_and_index(settings, rebuild=rebuild)
     if not quiet:
+        if not refresh.empty:
+            print(refresh.summary())
         print(
             f"index: {report.chunks} chunks of {report.resources} resources ({report.index_type}; "
             f"{report.encoded} embedded, {report.cached} from cache) in {report.seconds:.1f}s"
@@ -449,7 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_catalog, catalog_command=None)
     catalog_sub = p.add_subparsers(dest="catalog_command", metavar="sync")
     ps = catalog_sub.add_parser("sync", help="re-parse a list into the data dir; it then overrides the bundled one")
-    ps.add_argument("--from", dest="from_", required=True, metavar="PATH_OR_URL")
+    ps.add_argument("--from", dest="from_", metavar="PATH_OR_URL",
+                    help="a list file or URL (default: catalog.upstream_url, the list's raw README upstream)")
     ps.add_argument("--force", action="store_true", help="accept a list that lost many entries")
 
     p = sub.add_parser("ingest", help="crawl (or replay archives), extract, chunk, store, then index")
@@ -462,6 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--same-site", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--no-index", action="store_true", help="skip building the search index afterwards")
     p.add_argument("--report", action="store_true", help="print the last run's per-URL report and exit")
+    p.add_argument("--pending", action="store_true",
+                   help="crawl only the resources no crawl has tried yet (e.g. the ones a catalog sync added)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_ingest, settings_overrides=_ingest_overrides)
 

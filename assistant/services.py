@@ -9,25 +9,39 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import UserError
 from core.settings import Settings
-from ingest.catalog import current_catalog
 from index.records import BuildReport
+from ingest.catalog import current_catalog
+
+if TYPE_CHECKING:
+    from ingest.refresh import CatalogRefresh
 
 log = logging.getLogger(__name__)
 
-__all__ = ["build_index_from_store", "current_catalog", "eval_planner"]
+__all__ = ["build_index_from_store", "current_catalog", "eval_planner", "refresh_and_index"]
 
 
 def build_index_from_store(settings: Settings, rebuild: bool = False, embedder: Any = None) -> BuildReport:
     """Index every chunk in the store against the catalog in use (incremental unless `rebuild`)."""
+    return refresh_and_index(settings, rebuild=rebuild, embedder=embedder)[1]
+
+
+def refresh_and_index(
+    settings: Settings, rebuild: bool = False, embedder: Any = None
+) -> tuple[CatalogRefresh, BuildReport]:
+    """Bring the store's cards and context headers in line with the catalog in use (a list update needs no
+    crawl: `ingest/refresh.py`), then index every stored chunk (incremental unless `rebuild`)."""
     from index.build import build_index
+    from ingest.refresh import refresh_from_catalog
     from ingest.store import ChunkStore
 
+    resources = current_catalog(settings)
+    refresh = refresh_from_catalog(settings, resources)
     chunks = ChunkStore(settings.store_file).chunks()
-    return build_index(chunks, current_catalog(settings), settings, rebuild=rebuild, embedder=embedder)
+    return refresh, build_index(chunks, resources, settings, rebuild=rebuild, embedder=embedder)
 
 
 def eval_planner(settings: Settings) -> Callable[[str, list[str], int], list[str]]:

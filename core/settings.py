@@ -13,13 +13,14 @@ from typing import Any, Literal
 
 from platformdirs import user_data_dir
 from pydantic import BaseModel, Field, ValidationError
-from core.errors import UserError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from core.errors import UserError
 
 CONFIG_FILE_NAME = "gpuguide.toml"
 
@@ -35,6 +36,10 @@ class CatalogSettings(BaseModel):
         description="Where the tiered list is published; citations link to its section anchors",
     )
     max_shrink: float = Field(0.5, description="`catalog sync` refuses a list that lost more than this share of entries")
+    upstream_url: str = Field(
+        "https://raw.githubusercontent.com/wafer-ai/gpu-perf-engineering-resources/main/README.md",
+        description="The list's raw markdown upstream; `gpuguide catalog sync` with no --from fetches it",
+    )
 
 
 class CrawlSettings(BaseModel):
@@ -265,6 +270,19 @@ class UISettings(BaseModel):
     port: int = 7860
     auth_user: str | None = None
     auth_password: str | None = None
+    first_start_crawl: bool = Field(
+        True,
+        description="`gpuguide serve` on a data dir that was never crawled starts crawling the list in the background "
+        "when the network is reachable (the catalog cards answer meanwhile); false: only the re-ingest button crawls",
+    )
+    crawl_batch: int = Field(
+        12, ge=1, description="The app's background crawl stores and indexes pages after every this many resources",
+    )
+    chat_concurrency: int = Field(
+        16, ge=1,
+        description="Chat turns and API calls handled at once; only the embedded model's generation runs one at a "
+        "time (a lock inside the backend), so extractive answers, search and the planner never wait behind it",
+    )
 
 
 class PlannerSettings(BaseModel):

@@ -19,7 +19,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import Message
 from email.utils import parsedate_to_datetime
@@ -28,9 +28,16 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 from protego import Protego
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+)
 from tqdm import tqdm
 
+from core.records import FetchResult, Resource
+from core.settings import CrawlSettings, Settings
 from ingest.archive import (
     REDIRECT_STATUSES,
     ArchiveEntry,
@@ -41,14 +48,13 @@ from ingest.archive import (
 )
 from ingest.followups import page_followups, url_followups
 from ingest.netguard import AddressBook, check_url, pinned_transport
-from core.records import FetchResult, Resource
-from core.settings import CrawlSettings, Settings
 
 log = logging.getLogger(__name__)
 
 OK, NOT_MODIFIED, FAILED = "ok", "not-modified", "failed"
 ROBOTS_DISALLOWED, SKIPPED_OFFLINE = "robots-disallowed", "skipped-offline"
 NO_URL = "no URL"
+OnResource = Callable[[Resource, list[FetchResult]], None]
 
 TEXT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain", "text/markdown"})
 ACCEPTED_TYPES = TEXT_TYPES | {"application/pdf"}
@@ -336,17 +342,24 @@ class _Crawler:
 
     # -- orchestration --
 
-    async def run(self, resources: Sequence[Resource], progress: bool) -> list[FetchResult]:
+    async def run(
+        self, resources: Sequence[Resource], progress: bool, on_resource: OnResource | None = None
+    ) -> list[FetchResult]:
         self._claimed = {normalise_url(r.url) for r in resources if r.url}
         bar = tqdm(
-            total=len(resources), unit="url", desc="crawl", disable=not (progress and sys.stderr.isatty())
+            total=len(resources), unit="url", desc="crawl",
+            disable=not (progress and on_resource is None and sys.stderr.isatty()),
         )
 
         async def one(resource: Resource) -> list[FetchResult]:
+            results: list[FetchResult] = []
             try:
-                return await self._resource(resource)
+                results = await self._resource(resource)
+                return results
             finally:
                 bar.update(1)
+                if on_resource is not None:
+                    on_resource(resource, results)
 
         try:
             groups = await asyncio.gather(*(one(r) for r in resources))
@@ -674,29 +687,36 @@ def _replay_one(index: ArchiveIndex, target: _Target, crawl: CrawlSettings) -> F
 
 
 async def crawl(
-    resources: list[Resource], settings: Settings, *, refresh: bool = False, progress: bool = True
+    resources: list[Resource], settings: Settings, *, refresh: bool = False, progress: bool = True,
+    on_resource: OnResource | None = None,
 ) -> list[FetchResult]:
     """Fetch every resource (and its follow-ups), archiving as it goes; results in catalog order.
 
     URLs already archived under `settings.archive_dir` are replayed, not refetched (resume),
     unless `refresh` asks for a conditional re-fetch (If-None-Match / If-Modified-Since), which
     reports `not-modified` on a 304. With `crawl.offline`, nothing is fetched: this is `replay`
-    over `crawl.warcs` (default: the archives in archive_dir).
+    over `crawl.warcs` (default: the archives in archive_dir). `on_resource(resource, its results)` is
+    called as each resource finishes (progress reports; no tqdm bar then).
     """
     if settings.crawl.offline:
         paths = list(settings.crawl.warcs) or find_archives(settings.archive_dir)
-        return replay(resources, paths, settings)
+        results = replay(resources, paths, settings)
+        if on_resource is not None:
+            for res in resources:
+                on_resource(res, [r for r in results if r.resource_id == res.id])
+        return results
     index = ArchiveIndex.scan(find_archives(settings.archive_dir))
     with ArchiveWriter(settings.archive_dir) as writer:
         crawler = _Crawler(settings, index, writer, refresh)
         try:
-            return await crawler.run(resources, progress)
+            return await crawler.run(resources, progress, on_resource)
         finally:
             await crawler.aclose()
 
 
 def crawl_sync(
-    resources: list[Resource], settings: Settings, *, refresh: bool = False, progress: bool = True
+    resources: list[Resource], settings: Settings, *, refresh: bool = False, progress: bool = True,
+    on_resource: OnResource | None = None,
 ) -> list[FetchResult]:
     """`crawl` for synchronous callers (the CLI); not usable inside a running event loop."""
-    return asyncio.run(crawl(resources, settings, refresh=refresh, progress=progress))
+    return asyncio.run(crawl(resources, settings, refresh=refresh, progress=progress, on_resource=on_resource))

@@ -10,17 +10,18 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from tqdm import tqdm
 
+from core.records import Chunk, Document, FetchResult, Resource
+from core.settings import Settings
 from ingest.cards import card_chunks, card_document
 from ingest.chunk import CHUNKER_VERSION, chunk_document, chunker_key
 from ingest.extract import body_hash, dedupe_documents, extract
 from ingest.fetch import crawl_sync
-from core.records import Chunk, Document, FetchResult, Resource
-from core.settings import Settings
 from ingest.store import ChunkStore, ReportRow, RunInfo
 
 log = logging.getLogger(__name__)
@@ -41,17 +42,70 @@ class IngestResult:
     fetched: list[FetchResult] = field(default_factory=list, repr=False)
 
 
+@dataclass
+class CrawlProgress:
+    """How far a crawl is, one unit per catalog resource (its page and follow-ups): what the app's status
+    line and the CLI's bar show."""
+
+    total: int
+    done: int = 0
+    failed: int = 0  # resources whose page could not be fetched (failed, robots, offline)
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+
+    def elapsed_s(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    def rate(self) -> float:
+        """Resources per second so far."""
+        elapsed = self.elapsed_s()
+        return self.done / elapsed if elapsed > 0 else 0.0
+
+    def eta_s(self) -> float | None:
+        rate = self.rate()
+        return (self.total - self.done) / rate if rate > 0 else None
+
+    def line(self) -> str:
+        eta = self.eta_s()
+        left = f", about {eta:.0f}s left" if eta is not None and self.done < self.total else ""
+        return (f"{self.done}/{self.total} pages, {self.failed} failed, {self.rate() * 60:.0f} pages/min{left}")
+
+
+ProgressCallback = Callable[[CrawlProgress], None]
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def run_ingest(
-    resources: list[Resource], settings: Settings, *, refresh: bool = False, progress: bool = True
+    resources: list[Resource], settings: Settings, *, refresh: bool = False, progress: bool = True,
+    only: Collection[str] | None = None, on_progress: ProgressCallback | None = None,
 ) -> IngestResult:
-    """Crawl (or, with `crawl.offline`, replay `crawl.warcs`) and store documents, chunks and the report."""
+    """Crawl (or, with `crawl.offline`, replay `crawl.warcs`) and store documents, chunks and the report.
+
+    `only` (resource ids) crawls part of the catalog (a batch of the app's first crawl, resources a sync
+    added): the others keep their stored text and report rows. `on_progress` hears after each resource."""
     started, t0 = _now(), time.perf_counter()
     store = ChunkStore(settings.store_file)  # fail early on a corrupt store, before a long crawl
-    fetched = crawl_sync(resources, settings, refresh=refresh, progress=progress)
+    targets = resources if only is None else [r for r in resources if r.id in set(only)]
+    tracker = CrawlProgress(total=len(targets))
+    bar = tqdm(total=len(targets), desc="crawl", unit="page", disable=not (progress and sys.stderr.isatty()))
+
+    def heard(resource: Resource, results: list[FetchResult]) -> None:
+        tracker.done += 1
+        if not results or results[0].status not in ("ok", "not-modified"):
+            tracker.failed += 1
+        bar.update(1)
+        bar.set_postfix(failed=tracker.failed, refresh=False)
+        if on_progress is not None:
+            on_progress(tracker)
+
+    try:
+        fetched = crawl_sync(targets, settings, refresh=refresh, progress=progress, on_resource=heard)
+    finally:
+        bar.close()
+        tracker.finished = time.monotonic()
     by_id = {r.id: r for r in resources}
     key = chunker_key(settings.chunk)
     docs: list[Document] = []
@@ -90,7 +144,9 @@ def run_ingest(
     # and resources no longer in the catalog are dropped.
     stored = {d.resource_id for d in store.documents()}
     fetched_ok = {r.resource_id for r in fetched if r.status in ("ok", "not-modified")}
-    replaced = {r.id for r in resources if r.id in fetched_ok or r.id not in stored} | (stored - set(by_id))
+    replaced = {r.id for r in targets if r.id in fetched_ok or r.id not in stored}
+    if only is None:
+        replaced |= stored - set(by_id)
     kept = [d for d in kept if d.resource_id in replaced]
     page_chunk_list = [c for c in page_chunk_list if c.resource_id in replaced]
     cards = card_chunks([r for r in resources if r.id in replaced])
@@ -103,10 +159,12 @@ def run_ingest(
             "offline": settings.crawl.offline,
             "warcs": [str(p) for p in settings.crawl.warcs],
             "resources": len(resources),
+            "crawled": len(targets),
         }),
         resource_ids=replaced,
         source_hashes=hashes,
         chunker=key,
+        report_scope=None if only is None else [r.id for r in targets],
     )
     seconds = time.perf_counter() - t0
     log.info("ingest: %d documents (%d reused), %d chunks + %d cards in %.1fs", len(kept), reused, len(page_chunk_list), len(cards), seconds)

@@ -194,6 +194,7 @@ class ChunkStore:
         resource_ids: Iterable[str] | None = None,
         source_hashes: Mapping[str, str] | None = None,
         chunker: str = "",
+        report_scope: Iterable[str] | None = None,
     ) -> RunInfo:
         """Save one ingest run in one transaction.
 
@@ -202,6 +203,8 @@ class ChunkStore:
         so a page that failed to fetch this time keeps last run's text. The report is replaced.
         `source_hashes` (url → sha256 of the fetched body) and `chunker` let a later run reuse
         unchanged pages (see `cached`). On any error nothing is written.
+        With `report_scope` (resource ids; a crawl of part of the catalog) only those resources' report
+        rows are replaced and the run's counts cover the whole report.
         """
         documents, chunks, rows = list(documents), list(chunks), list(report_rows)
         replaced = set(resource_ids) if resource_ids is not None else (
@@ -237,12 +240,18 @@ class ChunkStore:
                     ' "end", text, context, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
                     chunk_rows,
                 )
-                conn.execute("DELETE FROM report")
+                if report_scope is None:
+                    conn.execute("DELETE FROM report")
+                else:
+                    scope = set(report_scope) | {r.resource_id for r in rows}
+                    conn.executemany("DELETE FROM report WHERE resource_id = ?", [(r,) for r in scope])
                 conn.executemany(
                     "INSERT INTO report (url, resource_id, status, reason, bytes, chunks, seconds)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(r.url, r.resource_id, r.status, r.reason, r.bytes, r.chunks, r.seconds) for r in rows],
                 )
+                if report_scope is not None:
+                    counts = dict(conn.execute("SELECT status, count(*) FROM report GROUP BY status").fetchall())
                 counts["documents"] = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
                 counts["chunks"] = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
                 info = RunInfo(run_info.started, run_info.finished, counts, dict(run_info.extra))
@@ -262,6 +271,64 @@ class ChunkStore:
                 raise
         log.info("%s: saved run: %s", self.path, counts)
         return info
+
+    def replace_resources(
+        self, documents: Iterable[Document], chunks: Iterable[Chunk], resource_ids: Iterable[str],
+        *, dropped: Iterable[str] = (),
+    ) -> None:
+        """Set the documents and chunks of `resource_ids` to exactly the given ones, and remove every trace
+        (documents, chunks, report rows) of the `dropped` resources, in one transaction; no run is recorded.
+        A catalog update uses it: cards and context headers change, nothing is crawled. Documents keep
+        the source hash and chunker they were stored with, so later runs still reuse them."""
+        documents, chunks = list(documents), list(chunks)
+        replaced, dropped = set(resource_ids), set(dropped)
+        ordinals: Counter[str] = Counter()
+        chunk_rows = []
+        for chunk in chunks:
+            chunk_rows.append((
+                chunk.chunk_id, chunk.resource_id, chunk.url, chunk.source_kind, ordinals[chunk.resource_id],
+                _json(list(chunk.heading_path)), chunk.start, chunk.end, chunk.text, chunk.context,
+                _json(chunk.extra),
+            ))
+            ordinals[chunk.resource_id] += 1
+        with self._connect() as conn:
+            kept = {
+                (r, u, k): (sh, ck)
+                for r, u, k, sh, ck in conn.execute(
+                    "SELECT resource_id, url, source_kind, source_hash, chunker FROM documents"
+                ).fetchall()
+                if r in replaced
+            }
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for rid in replaced | dropped:
+                    conn.execute("DELETE FROM documents WHERE resource_id = ?", (rid,))
+                    conn.execute("DELETE FROM chunks WHERE resource_id = ?", (rid,))
+                conn.executemany("DELETE FROM report WHERE resource_id = ?", [(r,) for r in dropped])
+                conn.executemany(
+                    "INSERT INTO documents (resource_id, url, source_kind, title, text, authors, date,"
+                    " content_hash, source_hash, chunker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (d.resource_id, d.url, d.source_kind, d.title, d.text, d.authors, d.date, d.content_hash,
+                         *kept.get((d.resource_id, d.url, d.source_kind), ("", "")))
+                        for d in documents
+                    ],
+                )
+                conn.executemany(
+                    'INSERT INTO chunks (chunk_id, resource_id, url, source_kind, ordinal, heading_path, start,'
+                    ' "end", text, context, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+                    chunk_rows,
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+
+    def reported_resources(self) -> set[str]:
+        """Resources any stored run has a report row for (crawled or tried)."""
+        with self._connect() as conn:
+            return {r for (r,) in conn.execute("SELECT DISTINCT resource_id FROM report").fetchall()}
 
     # --- reading -------------------------------------------------------------------------------
 
