@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableLambda
 from assistant import prompt
 from assistant.evidence import Evidence, EvidenceSelector, card_sentence
 from assistant.extractive import extractive_answer
-from assistant.followup import Turn, standalone_question
+from assistant.followup import Resolved, Turn, Vocabulary, conversation_order, resolve
 from assistant.planner import NextReads, default_next_reads, next_reads_for, topic_interest
 from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
@@ -81,6 +81,14 @@ class Assistant:
         self.selector = EvidenceSelector(searcher)
         self.verifier = Verifier(searcher.embedder, settings.llm)
         self.next_reads: NextReads = next_reads_for(settings, self.resources, getattr(searcher, "embedder", None))
+        self._vocabulary: Vocabulary | None = None
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The guide's naming words (titles, short forms, non-English corpus words) for follow-ups; built once."""
+        if self._vocabulary is None:
+            self._vocabulary = Vocabulary.from_searcher(self.searcher, self.resources)
+        return self._vocabulary
 
     # --- public ------------------------------------------------------------------------------
 
@@ -95,12 +103,14 @@ class Assistant:
     def stream(self, query: Query) -> Iterator[AnswerEvent]:
         query.question = _clean_question(query.question)
         backend = query.backend or self.settings.llm.backend
-        if self.next_reads.is_next(query.question):
+        _, resolved = self._rewrite(query)
+        # A follow-up is routed by what it asks in context: "more on [2]" is no reading-plan request.
+        if self.next_reads.is_next(resolved.standalone if resolved.followup else query.question):
             answer = self._next(query)
             yield AnswerEvent("sources", answer)
             yield AnswerEvent("final", answer)
             return
-        standalone, hits = self.retrieve.invoke(query)
+        standalone, hits = self._retrieve((query, resolved))
         outcome = self._outcome(standalone, hits)
         evidence = None
         if outcome != "out_of_scope":
@@ -126,16 +136,21 @@ class Assistant:
 
     # --- steps -------------------------------------------------------------------------------
 
-    def _rewrite(self, query: Query) -> tuple[Query, str]:
-        return query, standalone_question(query.question, query.history)
+    def _rewrite(self, query: Query) -> tuple[Query, Resolved]:
+        return query, resolve(query.question, query.history, self.vocabulary if query.history else None)
 
-    def _retrieve(self, inputs: tuple[Query, str]) -> tuple[str, list[ResourceHit]]:
-        query, standalone = inputs
+    def _retrieve(self, inputs: tuple[Query, Resolved]) -> tuple[str, list[ResourceHit]]:
+        """Search the standalone question; a follow-up's candidates (twice as many) are then ordered by the
+        conversation (assistant/followup.py: what the question points at and names, then its subject)."""
+        query, resolved = inputs
         exclude = self.profile.read_ids() if query.unread_only else None
+        k = max(query.k, 5)
         hits = self.searcher.search(
-            standalone, k=max(query.k, 5), tier=query.tier, topic=query.topic, kind=query.kind, exclude_read=exclude
+            resolved.standalone, k=2 * k if resolved.followup else k, tier=query.tier, topic=query.topic,
+            kind=query.kind, exclude_read=exclude,
         )
-        return standalone, hits
+        hits = conversation_order(resolved, hits, _hit_text, self.vocabulary)[:k] if resolved.followup else hits
+        return resolved.standalone, hits
 
     def _outcome(self, standalone: str, hits: list[ResourceHit]) -> str:
         """"answer", "weak" or "out_of_scope" (index/records.py OUTCOMES) from the searcher's scope model."""
@@ -227,6 +242,11 @@ class Assistant:
         # Resources the question names count as read for this plan; the profile changes only through
         # `read add`, the Guide's checkboxes or the answer's "add these to my reads".
         return self.next_reads.answer(query.question, self.profile.read_ids(), k=max(query.k, 3))
+
+
+def _hit_text(hit: ResourceHit) -> str:
+    res = hit.resource
+    return " ".join([res.title, res.note, res.authors, *(chunk.text for chunk, _ in hit.passages)])
 
 
 def _with(answer: Answer, **changes: Any) -> Answer:
