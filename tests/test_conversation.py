@@ -5,13 +5,13 @@ answered from the resource the conversation points at."""
 from __future__ import annotations
 
 import pytest
+from fixtures.conversation.corpus import conversation_corpus
+from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from assistant.chain import Assistant, Query
 from assistant.followup import Turn, Vocabulary, resolve
 from assistant.profile import Profile
 from assistant.records import Answer
-from fixtures.conversation.corpus import conversation_corpus
-from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 FLASH = "How does FlashAttention reduce HBM traffic?"
 NCCL = "How does NCCL's ring all-reduce use bandwidth?"
