@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,20 +54,47 @@ def page_requests(server: FixtureServer) -> int:
     return sum(server.count(f"/p{i}") for i in range(PAGES))
 
 
+def wait_for(what: str, ready: Callable[[], bool], proc: subprocess.Popen[str], timeout_s: float = 120) -> None:
+    """Block until `ready()` holds while the child is still running; fail (never pass) otherwise.
+
+    Kill tests must kill mid-work: a child that finished, crashed or never got going makes the
+    "old state survives" assertions hold trivially.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the child exited ({proc.returncode}) before {what}: {err[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"no sign of {what} within {timeout_s:g} s")
+        time.sleep(0.01)
+
+
+def kill_now(proc: subprocess.Popen[str]) -> None:
+    assert proc.poll() is None, "the child finished before the kill"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def index_files(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in sorted((home / "index").rglob("*")) if p.is_file()}
+
+
 def test_a_killed_crawl_resumes_without_refetching_what_it_archived(http_server, isolated_home):
     setup_site(isolated_home, http_server, delay_s=0.4)
     proc = gpuguide(isolated_home, "ingest", "--no-index", wait=False)
-    deadline = time.monotonic() + 30
-    while page_requests(http_server) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # let the fourth response reach the archive
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    # One page at a time (concurrency 1): the fifth request starts only after the fourth response was
+    # archived (each record is flushed as written), so at that moment four pages are safely on disk.
+    wait_for("the fifth page request", lambda: page_requests(http_server) >= 5, proc)
+    kill_now(proc)
     before = page_requests(http_server)
+    assert before < PAGES  # killed mid-crawl
     out = gpuguide(isolated_home, "ingest", "--no-index", "--json")
     assert out.returncode == 0, out.stderr
     refetched = page_requests(http_server) - before
-    assert refetched <= PAGES - 3  # at least three archived pages were replayed, not fetched again
+    assert refetched <= PAGES - 4  # the four archived pages were replayed, not fetched again
     assert {row["status"] for row in json.loads(out.stdout)["urls"]} == {"ok"}
 
 
@@ -87,28 +115,33 @@ def loadable_with_results(home: Path) -> int:
 
 def test_a_crawl_killed_after_an_index_exists_leaves_that_index_loadable(indexed_home, http_server):
     chunks = loadable_with_results(indexed_home)
+    before = index_files(indexed_home)
+    first_crawl = page_requests(http_server)
     for i in range(PAGES):
         http_server.route(f"/p{i}", Reply.html(page(i), delay_s=0.5))
     proc = gpuguide(indexed_home, "ingest", "--refresh", wait=False)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    wait_for("the re-crawl's second page request", lambda: page_requests(http_server) >= first_crawl + 2, proc)
+    kill_now(proc)
+    assert page_requests(http_server) - first_crawl < PAGES  # killed mid-crawl
+    assert index_files(indexed_home) == before
     assert loadable_with_results(indexed_home) == chunks
 
 
 def test_a_killed_index_build_leaves_the_previous_index_loadable_and_the_next_build_works(indexed_home):
     chunks = loadable_with_results(indexed_home)
+    before = index_files(indexed_home)
     fresh_cache = indexed_home / "fresh-embeddings.sqlite3"  # no cache hits: the rebuild has to encode
     proc = gpuguide(indexed_home, "--set", f"embed.cache_file={json.dumps(str(fresh_cache))}", "index", "--rebuild", wait=False)
-    deadline = time.monotonic() + 60
-    while not list(indexed_home.glob(".index-build-*")) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    # The build dir exists from the start of the build until the final swap renames it into place.
+    wait_for("the new build dir", lambda: bool(list(indexed_home.glob(".index-build-*"))), proc)
+    kill_now(proc)
+    assert list(indexed_home.glob(".index-build-*"))  # the kill interrupted the build before its swap
+    assert index_files(indexed_home) == before
     assert loadable_with_results(indexed_home) == chunks
     out = gpuguide(indexed_home, "index", "--rebuild")
     assert out.returncode == 0, out.stderr
     assert loadable_with_results(indexed_home) == chunks
+    assert not list(indexed_home.glob(".index-build-*"))  # the killed build's leftovers are cleared
 
 
 def test_a_full_disk_during_the_index_write_is_a_clear_error_and_the_old_index_survives(indexed_home, monkeypatch):
