@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
@@ -22,13 +22,18 @@ from assistant import prompt
 from assistant.evidence import Evidence, EvidenceSelector, card_sentence
 from assistant.extractive import extractive_answer
 from assistant.followup import Resolved, Turn, Vocabulary, conversation_order, resolve
-from assistant.planner import NextReads, default_next_reads, next_reads_for, topic_interest
+from assistant.planner import (
+    NextReads,
+    default_next_reads,
+    next_reads_for,
+    topic_interest,
+)
 from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
 from assistant.verify import Verdict, Verifier, strip_control
-from index.records import ResourceHit
 from core.records import Resource
 from core.settings import Settings
+from index.records import ResourceHit
 
 log = logging.getLogger(__name__)
 
@@ -179,23 +184,39 @@ class Assistant:
     def _generate(
         self, query: Query, standalone: str, evidence: Evidence, quoted: Answer, backend: str, weak: bool
     ) -> Iterator[AnswerEvent]:
+        """The model's draft as tokens, then one final answer over the sources already shown: same numbers,
+        none removed (uncited ones are marked), the quoted evidence when no generated sentence holds."""
         text = ""
+        fallback_text = extractive_answer(evidence)
         try:
             for piece in self._model_stream(backend, evidence, standalone):
                 text += piece
                 yield AnswerEvent("token", token=strip_control(piece))
         except Exception as exc:  # any backend failure falls back to the quoted evidence
             log.warning("LLM backend %s failed: %s", backend, exc)
-            yield AnswerEvent("final", _with(quoted, fallback=f"{backend} failed: {str(exc).splitlines()[0][:200]}"))
+            shown = self._shown(query, standalone, evidence, fallback_text, "extractive", weak)
+            yield AnswerEvent("final", _with(shown, fallback=f"{backend} failed: {str(exc).splitlines()[0][:200]}"))
             return
         verdict: Verdict = self.verifier.check(text, evidence)
         dropped = [Dropped(c.render(), c.reason) for c in verdict.dropped]
         if verdict.kept:
-            answer = self._answer(query, standalone, evidence, verdict.text, backend, weak)
+            answer = self._shown(query, standalone, evidence, verdict.text, backend, weak)
             yield AnswerEvent("final", _with(answer, dropped=dropped, draft=strip_control(text)))
             return
         note = DECLINED_NOTE if verdict.declined else UNSUPPORTED_NOTE
-        yield AnswerEvent("final", _with(quoted, fallback=note, dropped=dropped, draft=strip_control(text)))
+        shown = self._shown(query, standalone, evidence, fallback_text, "extractive", weak)
+        yield AnswerEvent("final", _with(shown, fallback=note, dropped=dropped, draft=strip_control(text)))
+
+    def _shown(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool) -> Answer:
+        """An answer over every evidence source, numbered as the sources event showed them: a source never
+        disappears or changes number between the draft and the final answer; those not cited say so."""
+        used = {int(m) for m in _MARKER.findall(text) if evidence.source(int(m)) is not None}
+        text = _MARKER.sub(lambda m: m.group(0) if int(m.group(1)) in used else "", text)
+        citations = [replace(self._citation(src.n, evidence, src.n), cited=src.n in used) for src in evidence.sources]
+        return Answer(
+            text=re.sub(r"\s+([.,;])", r"\1", strip_control(text)).strip(), citations=citations, abstained=False,
+            route="search", question=query.question, standalone_question=standalone, backend=backend, weak=weak,
+        )
 
     def _answer(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool) -> Answer:
         """Renumber the evidence markers by first use, keep only cited sources, attach their evidence."""

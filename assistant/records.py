@@ -23,6 +23,7 @@ class Citation:
     passage: str
     score: float
     kind: str = ""
+    cited: bool = True  # False: shown while the model wrote, not cited by the final answer (kept, never hidden)
 
     @property
     def place(self) -> str:

@@ -278,6 +278,11 @@ class UISettings(BaseModel):
     crawl_batch: int = Field(
         12, ge=1, description="The app's background crawl stores and indexes pages after every this many resources",
     )
+    backend_probe_s: float = Field(
+        0.5, gt=0, le=10,
+        description="How long the Settings panel waits for an Ollama / OpenAI-compatible server to answer before "
+        "it shows that backend as unavailable (assistant/backends.py)",
+    )
     chat_concurrency: int = Field(
         16, ge=1,
         description="Chat turns and API calls handled at once; only the embedded model's generation runs one at a "
