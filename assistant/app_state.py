@@ -14,14 +14,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.chain import Assistant
 from assistant.planner import Plan, plan_next
 from assistant.profile import Profile
-from index.records import ResourceHit
 from core.records import Resource
 from core.settings import Settings
+from index.records import ResourceHit
+
+if TYPE_CHECKING:
+    from ingest.pipeline import CrawlProgress
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +33,18 @@ log = logging.getLogger(__name__)
 class IngestJob:
     """The state of the one re-ingest the app may run at a time; the UI polls it."""
 
-    phase: str = "idle"  # idle / ingesting / indexing / done / failed
+    phase: str = "idle"  # idle / ingesting / indexing / crawling / done / failed / offline
     started: float | None = None
     finished: float | None = None
     message: str = ""
+    kind: str = "re-ingest"  # re-ingest / first start / update
+    crawl: CrawlProgress | None = None  # the background crawl's pages done / total, failed, rate, ETA
+    indexed_chunks: int = 0  # the index's size after the last batch went in
+    batches: int = 0  # crawl batches stored and indexed so far
 
     @property
     def running(self) -> bool:
-        return self.phase in ("ingesting", "indexing")
+        return self.phase in ("ingesting", "indexing", "crawling")
 
     def elapsed_s(self) -> float:
         if self.started is None:
@@ -63,6 +70,12 @@ class IndexStatus:
     last_ingest: str = ""
     offline: bool = False
     failures: list[tuple[str, str]] = field(default_factory=list)  # (url, reason), first few
+    list_version: str = ""  # content hash of the list in use (see ingest/listsync.py)
+    list_source: str = ""  # where it was synced from; "" for the bundled list
+    list_synced_at: str = ""
+    list_changes: str = ""  # the last sync's summary line
+    list_changed_titles: list[str] = field(default_factory=list)  # "added: …", "changed (note): …", first few
+    crawl_pending: int = 0  # resources no crawl has tried yet
 
 
 @dataclass
@@ -88,7 +101,7 @@ def prepare_index(settings: Settings, resources: list[Resource], embedder: Any =
     (after replaying `crawl.warcs` when archives are configured and nothing was ingested yet), else
     one catalog card per resource. Returns what was done, for the log."""
     from index.build import build_index
-    from ingest.cards import card_chunks
+    from ingest.refresh import refresh_from_catalog
     from ingest.store import ChunkStore
 
     if index_exists(settings):
@@ -99,11 +112,13 @@ def prepare_index(settings: Settings, resources: list[Resource], embedder: Any =
         offline = settings.model_copy(update={"crawl": settings.crawl.model_copy(update={"offline": True})})
         result = run_ingest(resources, offline, progress=False)
         log.info("first start: replayed %d archive(s): %d pages", len(settings.crawl.warcs), result.documents)
-    if settings.store_file.exists():
-        chunks = ChunkStore(settings.store_file).chunks()
+    # The cards go into the store too, so crawled batches and `gpuguide index` add to them later.
+    refresh_from_catalog(settings, resources)
+    store = ChunkStore(settings.store_file)
+    chunks = store.chunks()
+    if store.last_report() is not None:
         what = f"index built from {len(chunks)} stored chunks"
     else:
-        chunks = card_chunks(resources)
         what = f"index built from {len(chunks)} catalog cards (no pages ingested yet)"
     build_index(chunks, resources, settings, embedder=embedder)
     return what
@@ -243,6 +258,7 @@ class AppState:
                             status.failures.append((row.url, row.reason))
                     else:
                         status.pages_skipped += 1
+        self._list_status(status)
         return status
 
     # --- re-ingest -------------------------------------------------------------------------------
@@ -286,3 +302,135 @@ class AppState:
             job.phase, job.message = "failed", str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
         finally:
             job.finished = time.time()
+
+    # --- list updates and the background crawl ------------------------------------------------------
+
+    def _list_status(self, status: IndexStatus) -> None:
+        from ingest.listsync import catalog_version, last_sync
+        from ingest.refresh import pending_crawl
+
+        status.list_version = catalog_version(self.resources)
+        record = last_sync(self.settings)
+        if record is not None and record.version == status.list_version:
+            status.list_source, status.list_synced_at, status.list_changes = (
+                record.source, record.synced_at, record.summary())
+            titles = [f"added: {a['title']}" for a in record.added]
+            titles += [f"removed: {r['title']}" for r in record.removed]
+            titles += [f"changed ({', '.join(c.fields)}): {c.title}" for c in record.changed]
+            status.list_changed_titles = titles[:12]
+        status.crawl_pending = len(pending_crawl(self.settings, self.resources))
+
+    def start_first_crawl(self) -> bool:
+        """`gpuguide serve` on a data dir no crawl has touched: crawl the list in the background (the catalog
+        cards answer meanwhile). Off with `ui.first_start_crawl`; configured archives are replayed instead."""
+        from ingest.store import ChunkStore
+
+        settings = self.settings
+        if not settings.ui.first_start_crawl or settings.crawl.warcs:
+            return False
+        if settings.store_file.exists() and ChunkStore(settings.store_file).last_report() is not None:
+            return False
+        return self.start_update(kind="first start")
+
+    def start_update(self, kind: str = "update") -> bool:
+        """Re-index after a list update (cards and context headers, no crawl), then crawl what no crawl has
+        tried yet, in batches, each stored and indexed as it arrives; False if a job is running."""
+        with self._lock:
+            if self.job.running:
+                return False
+            self.job = IngestJob(phase="indexing", kind=kind, started=time.time(),
+                                 message="bringing the cards in line with the list")
+            self._thread = threading.Thread(target=self._update, name=f"gpuguide-{kind.replace(' ', '-')}",
+                                            daemon=True)
+            self._thread.start()
+        return True
+
+    def _swap(self) -> None:
+        fresh = self._load()
+        with self._lock:
+            self._assistant = fresh
+
+    def _update(self) -> None:
+        from assistant.services import refresh_and_index
+        from ingest.catalog import current_catalog
+        from ingest.pipeline import CrawlProgress, run_ingest
+        from ingest.refresh import pending_crawl, refresh_from_catalog
+
+        job = self.job
+        settings = self.settings
+        try:
+            self._resources = current_catalog(settings)
+            refresh = refresh_from_catalog(settings, self.resources)
+            if not refresh.empty:
+                job.message = refresh.summary() + "; indexing"
+                _, report = refresh_and_index(settings, embedder=self.embedder())
+                job.indexed_chunks = report.chunks
+                self._swap()
+            pending = pending_crawl(settings, self.resources)
+            if not pending:
+                job.phase, job.message = "done", f"{refresh.summary()}; nothing waits for a crawl"
+                return
+            if settings.crawl.offline or not network_reachable(settings, pending):
+                job.phase, job.message = "offline", OFFLINE_HINT
+                return
+            job.crawl = overall = CrawlProgress(total=len(pending))
+            job.phase, job.message = "crawling", f"crawling {len(pending)} resources"
+            size = settings.ui.crawl_batch
+            for start in range(0, len(pending), size):
+                batch = pending[start:start + size]
+                base_done, base_failed = overall.done, overall.failed
+
+                def tick(progress: CrawlProgress, base_done: int = base_done, base_failed: int = base_failed) -> None:
+                    overall.done, overall.failed = base_done + progress.done, base_failed + progress.failed
+
+                run_ingest(self.resources, settings, progress=False, only={r.id for r in batch}, on_progress=tick)
+                job.message = f"indexing pages {start + 1}-{start + len(batch)}"
+                _, report = refresh_and_index(settings, embedder=self.embedder())
+                self._swap()
+                job.batches += 1
+                job.indexed_chunks = report.chunks
+                job.message = f"{report.chunks} chunks indexed"
+            overall.finished = time.monotonic()
+            job.phase = "done"
+            job.message = (f"crawled {overall.done} pages ({overall.failed} failed); "
+                           f"{job.indexed_chunks} chunks indexed")
+        except Exception as exc:  # the thread must report, never die silently
+            log.exception("%s failed", job.kind)
+            job.phase, job.message = "failed", str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
+        finally:
+            job.finished = time.time()
+
+
+OFFLINE_HINT = ("Offline: the list's sites cannot be reached, so answers come from the catalog cards. "
+                "Load a web archive with `gpuguide ingest --warc FILE` (or list archives in crawl.warcs) and "
+                "restart the app.")
+
+
+def network_reachable(settings: Settings, resources: list[Resource], hosts: int = 3, timeout_s: float = 3.0) -> bool:
+    """Can the crawl reach anything? A TCP connection to the first few distinct hosts of `resources` (after
+    `crawl.url_rewrites`): cheap, and it says nothing to the sites themselves."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from ingest.fetch import rewrite_url
+
+    targets: list[tuple[str, int]] = []
+    for res in resources:
+        parts = urlsplit(rewrite_url(res.url, settings.crawl.url_rewrites))
+        if not parts.hostname:
+            continue
+        try:
+            target = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        except ValueError:
+            continue
+        if target not in targets:
+            targets.append(target)
+        if len(targets) >= hosts:
+            break
+    for host, port in targets:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                return True
+        except OSError:
+            continue
+    return False
