@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python ships as source; these flags make it build portably in a few minutes on 2 cores.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: install browser run test bench clean
+.PHONY: install browser a11y run test bench clean
 
 install: $(STAMP)
 
@@ -25,7 +25,16 @@ run: install
 browser:
 	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
-test: install browser
+# axe-core for the accessibility test, pinned by tests/a11y/package-lock.json; npm from Debian when missing.
+A11Y := tests/a11y
+a11y: $(A11Y)/node_modules/.installed
+
+$(A11Y)/node_modules/.installed: $(A11Y)/package.json $(A11Y)/package-lock.json
+	command -v npm >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y npm)
+	npm ci --prefix $(A11Y) --no-audit --no-fund
+	touch $@
+
+test: install browser a11y
 	$(BIN)/python -m pytest
 
 bench: install
