@@ -16,6 +16,7 @@ from pathlib import Path
 from core.errors import UserError
 from core.migrate import Migration, migrate
 from core.records import Resource
+from core.urls import url_key
 
 MIGRATIONS: list[Migration] = [
     # 1: the layout from before schema versions (IF NOT EXISTS, so an existing profile is adopted as it is)
@@ -107,12 +108,9 @@ class Profile:
 
 def resolve_resource(ref: str, resources: list[Resource]) -> Resource:
     """A resource from an id, a URL (trailing slash and scheme ignored) or an exact title."""
-    key = _url_key(ref)
+    key = url_key(ref)
     for res in resources:
-        if ref in (res.id, res.title) or (res.url and _url_key(res.url) == key):
+        if ref in (res.id, res.title) or (res.url and url_key(res.url) == key):
             return res
     raise UserError(f"{ref!r} is not in the catalog; use an id or URL from 'gpuguide catalog --json'")
 
-
-def _url_key(url: str) -> str:
-    return url.strip().lower().split("://", 1)[-1].removeprefix("www.").rstrip("/")

@@ -63,15 +63,15 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def collect(searcher: Any, questions: list[dict[str, Any]], k: int = 10) -> list[dict[str, Any]]:
     """Scope features and the gold's rank for each question, searched the way the product searches."""
-    from index.search import normalize_url
+    from core.urls import url_key
 
     rows = []
     for q in questions:
         in_scope = not q["source"].endswith("outofscope")
         hits = searcher.search(q["question"], k=k)
         features = searcher.scope_features(q["question"], hits)
-        gold = {normalize_url(g) for g in q.get("gold") or []}
-        ranks = [i for i, h in enumerate(hits, start=1) if normalize_url(h.url) in gold]
+        gold = {url_key(g) for g in q.get("gold") or []}
+        ranks = [i for i, h in enumerate(hits, start=1) if url_key(h.url) in gold]
         rows.append({
             "id": q["id"], "in_scope": in_scope, "fold": int(q["fold"]), "kind": q.get("kind", ""), "source": q["source"],
             "features": features.values(), "gold_rank": ranks[0] if ranks else None,

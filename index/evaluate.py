@@ -44,7 +44,8 @@ import numpy as np
 
 from index.embed import EmbeddingCache
 from index.records import MODES, OUTCOMES
-from index.search import Searcher, load_searcher, normalize_url
+from core.urls import url_key
+from index.search import Searcher, load_searcher
 from core.errors import UserError
 from core.settings import Settings
 
@@ -110,30 +111,30 @@ def load_questions(path: Path | str) -> list[Question]:
 
 
 def recall_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
-    gold_set = {normalize_url(g) for g in gold}
+    gold_set = {url_key(g) for g in gold}
     if not gold_set:
         return 0.0
-    found = len(gold_set & {normalize_url(u) for u in ranked[:k]})
+    found = len(gold_set & {url_key(u) for u in ranked[:k]})
     return found / min(len(gold_set), k)
 
 
 def mrr_at(ranked: Sequence[str], gold: Iterable[str], k: int = 10) -> float:
-    gold_set = {normalize_url(g) for g in gold}
+    gold_set = {url_key(g) for g in gold}
     for rank, url in enumerate(ranked[:k], start=1):
-        if normalize_url(url) in gold_set:
+        if url_key(url) in gold_set:
             return 1.0 / rank
     return 0.0
 
 
 def ndcg_at(ranked: Sequence[str], gold: Iterable[str], accept: Iterable[str], k: int = 10) -> float:
-    gains = {normalize_url(a): ACCEPT_GAIN for a in accept}
-    gains.update({normalize_url(g): 1.0 for g in gold})
+    gains = {url_key(a): ACCEPT_GAIN for a in accept}
+    gains.update({url_key(g): 1.0 for g in gold})
     if not gains:
         return 0.0
     seen: set[str] = set()
     dcg = 0.0
     for rank, url in enumerate(ranked[:k], start=1):
-        key = normalize_url(url)
+        key = url_key(url)
         if key in gains and key not in seen:
             dcg += gains[key] / math.log2(rank + 1)
             seen.add(key)
@@ -210,7 +211,7 @@ class LangChainBaseline:
         out: list[str] = []
         for doc, _ in docs:
             url = doc.metadata["url"]
-            if url not in out and normalize_url(url) not in exclude:
+            if url not in out and url_key(url) not in exclude:
                 out.append(url)
             if len(out) >= k:
                 break
@@ -255,7 +256,7 @@ def run_eval(
     per_mode: dict[str, list[tuple[Question, list[str], str]]] = {m: [] for m in modes}
     timings: dict[str, list[float]] = {m: [] for m in modes}
     for q in questions:
-        exclude = {normalize_url(u) for u in q.read}
+        exclude = {url_key(u) for u in q.read}
         for mode in modes:
             started = time.perf_counter()
             probability: float | None = None

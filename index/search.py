@@ -30,6 +30,7 @@ from index.vectors import FAISS_FILE, Manifest, VectorIndex
 from core.errors import UserError
 from core.records import CHUNKER_VERSION, Chunk, Resource
 from core.settings import Settings
+from core.urls import url_key
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,6 @@ class RetrievalQuery:
     text: str
     expansion_tokens: tuple[str, ...] = ()
     expansion_text: str = ""
-
-
-def normalize_url(url: str) -> str:
-    return url.strip().rstrip("/").lower()
 
 
 class Searcher:
@@ -94,8 +91,8 @@ class Searcher:
 
     def resource_ids(self, keys: Iterable[str]) -> set[str]:
         """Resource ids for a mix of ids and URLs (how a user's read list may name them)."""
-        wanted = {normalize_url(k) for k in keys}
-        return {r.id for r in self.resources if r.id.lower() in wanted or normalize_url(r.url) in wanted}
+        wanted = {url_key(k) for k in keys}
+        return {r.id for r in self.resources if r.id.lower() in wanted or url_key(r.url) in wanted}
 
     # --- filtering -----------------------------------------------------------------------------
 

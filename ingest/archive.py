@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -30,6 +30,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from core.errors import UserError
+from core.urls import url_key
 
 log = logging.getLogger(__name__)
 
@@ -41,22 +42,6 @@ _DROPPED_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-
 
 class ArchiveError(UserError):
     """An archive cannot be used; the message is one line naming the file."""
-
-
-# --- keys ----------------------------------------------------------------------------------------
-
-
-def normalise_url(url: str) -> str:
-    """A loose key: http/https, a leading 'www.' and a trailing slash do not matter; fragments dropped."""
-    try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower().removeprefix("www.")
-        port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
-    except ValueError:  # malformed (bad IPv6 bracket or port): only an exact match can find it
-        return url.strip()
-    path = parts.path.rstrip("/")
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{host}{port}{path}{query}"
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -211,17 +196,17 @@ class ArchiveIndex:
     def add(self, entry: ArchiveEntry) -> None:
         self.entries.append(entry)
         self._exact.setdefault(entry.uri, []).append(entry)
-        self._loose.setdefault(normalise_url(entry.uri), []).append(entry)
+        self._loose.setdefault(url_key(entry.uri), []).append(entry)
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def _candidates(self, url: str) -> list[ArchiveEntry]:
-        return self._exact.get(url) or self._loose.get(normalise_url(url)) or []
+        return self._exact.get(url) or self._loose.get(url_key(url)) or []
 
     def latest_response(self, url: str) -> ArchiveEntry | None:
         """The newest 200 or redirect response for a URL (exact URI first, then normalised)."""
-        for pool in (self._exact.get(url, []), self._loose.get(normalise_url(url), [])):
+        for pool in (self._exact.get(url, []), self._loose.get(url_key(url), [])):
             usable = [e for e in pool if e.kind == "response" and (e.http_status == 200 or e.location)]
             if usable:
                 return max(usable, key=lambda e: e.order)

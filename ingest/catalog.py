@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from core.errors import UserError
 from core.records import Resource
 from core.settings import CrawlSettings, Settings
+from core.urls import url_key
 from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -326,7 +327,7 @@ def _dedupe(resources: list[Resource], warnings: list[str], source: str) -> list
     seen_ids: set[str] = set()
     out: list[Resource] = []
     for res in resources:
-        key = res.url.rstrip("/").lower()
+        key = url_key(res.url)
         if key and key in seen_urls:
             warnings.append(f"{source}: duplicate URL {res.url} ({res.title!r}) kept once, as {seen_urls[key].title!r}")
             continue

@@ -9,7 +9,6 @@ PDFs go through pypdf; READMEs and plain text are kept as they are. Near-duplica
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import io
 import logging
@@ -24,6 +23,7 @@ from lxml import etree
 from trafilatura.metadata import extract_metadata
 from trafilatura.settings import use_config
 
+from core.decode import decode_body
 from core.records import Document, FetchResult, Resource
 from core.settings import ChunkSettings
 
@@ -31,9 +31,6 @@ log = logging.getLogger(__name__)
 
 EXTRACTOR_VERSION = "1"
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-_HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _USABLE_STATUSES = ("ok", "not-modified")  # a 304 result carries the archived body
 _TEXT_TYPES = {"text/markdown", "text/x-markdown", "text/plain", "text/x-rst", "text/prs.fallenstein.rst"}
 _TEXT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
@@ -84,33 +81,6 @@ def content_hash(text: str) -> str:
 def body_hash(body: bytes) -> str:
     """sha256 of the fetched bytes: lets an incremental run skip extraction of unchanged pages."""
     return hashlib.sha256(body).hexdigest()
-
-
-# --- charset -----------------------------------------------------------------------------------
-
-
-def _codec(name: str | bytes | None) -> str | None:
-    if not name:
-        return None
-    label = name.decode("ascii", "ignore") if isinstance(name, bytes) else name
-    try:
-        return codecs.lookup(label.strip().lower()).name
-    except LookupError:
-        return None
-
-
-def decode_body(body: bytes, content_type: str = "") -> str:
-    """Bytes to text: a BOM, then the Content-Type charset, then a `<meta>` charset, then UTF-8.
-
-    Undecodable bytes become U+FFFD rather than failing the whole page.
-    """
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return body.decode(name, errors="replace")
-    header = _HEADER_CHARSET.search(content_type or "")
-    meta = _META_CHARSET.search(body[:4096])
-    charset = _codec(header.group(1) if header else None) or _codec(meta.group(1) if meta else None) or "utf-8"
-    return body.decode(charset, errors="replace")
 
 
 # --- format detection --------------------------------------------------------------------------

@@ -36,15 +36,16 @@ from tenacity import (
 )
 from tqdm import tqdm
 
+from core.decode import decode_body, detect_charset
 from core.records import FetchResult, Resource
 from core.settings import CrawlSettings, Settings
+from core.urls import url_key
 from ingest.archive import (
     REDIRECT_STATUSES,
     ArchiveEntry,
     ArchiveIndex,
     ArchiveWriter,
     find_archives,
-    normalise_url,
 )
 from ingest.followups import page_followups, url_followups
 from ingest.netguard import AddressBook, check_url, pinned_transport
@@ -99,34 +100,7 @@ def media_type(content_type: str) -> str:
     return _parse_content_type(content_type)[0]
 
 
-def charset_of(content_type: str) -> str | None:
-    """'text/html; charset=iso-8859-1' → 'iso-8859-1' (None when absent)."""
-    return _parse_content_type(content_type)[1]
-
-
-def decode_body(result: FetchResult) -> str:
-    """The body as text, in the charset the crawler detected (undecodable bytes replaced)."""
-    charset = charset_of(result.content_type) or "utf-8"
-    try:
-        text = result.body.decode(charset, errors="replace")
-    except LookupError:
-        text = result.body.decode("utf-8", errors="replace")
-    return text.removeprefix("\ufeff")
-
-
-def _known_codec(name: str | None) -> bool:
-    if not name:
-        return False
-    try:
-        codecs.lookup(name)
-    except LookupError:
-        return False
-    return True
-
-
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
-_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)""", re.IGNORECASE)
 _HTML_START = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title)\b", re.IGNORECASE | re.DOTALL
 )
@@ -135,25 +109,6 @@ _BINARY_MAGIC = (
     b"\x00asm", b"BZh", b"\xfd7zXZ", b"7z\xbc\xaf", b"MZ", b"\x00\x00\x01\x00", b"wOFF", b"wOF2",
 )
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
-
-
-def detect_charset(body: bytes, declared: str | None, mime: str) -> str:
-    """BOM, then the header's charset, then an HTML/XML declaration, then UTF-8 if it decodes, else cp1252."""
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
-    if _known_codec(declared):
-        return str(declared)
-    head = body[:4096]
-    if mime in ("text/html", "application/xhtml+xml"):
-        match = _XML_ENCODING.search(head) or _META_CHARSET.search(head)
-        if match and _known_codec(name := match.group(1).decode("ascii").lower()):
-            return name
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        return "windows-1252"  # what browsers assume for unlabelled legacy pages
-    return "utf-8"
 
 
 def looks_binary(body: bytes) -> bool:
@@ -191,7 +146,8 @@ def classify_body(header_type: str, body: bytes, url: str = "") -> tuple[str, st
         return "", f"binary body labelled {mime}"
     if mime == "text/plain" and url.split("?", 1)[0].split("#", 1)[0].lower().endswith((".md", ".markdown")):
         mime = "text/markdown"
-    return f"{mime}; charset={detect_charset(body, declared, mime)}", None
+    labelled = f"{mime}; charset={declared}" if declared else mime
+    return f"{mime}; charset={detect_charset(body, labelled)}", None
 
 
 # --- one request ---------------------------------------------------------------------------------
@@ -345,7 +301,7 @@ class _Crawler:
     async def run(
         self, resources: Sequence[Resource], progress: bool, on_resource: OnResource | None = None
     ) -> list[FetchResult]:
-        self._claimed = {normalise_url(r.url) for r in resources if r.url}
+        self._claimed = {url_key(r.url) for r in resources if r.url}
         bar = tqdm(
             total=len(resources), unit="url", desc="crawl",
             disable=not (progress and on_resource is None and sys.stderr.isatty()),
@@ -376,7 +332,7 @@ class _Crawler:
         return [main, *extra]
 
     def _claim(self, url: str) -> bool:
-        key = normalise_url(url)
+        key = url_key(url)
         if key in self._claimed:
             return False
         self._claimed.add(key)
@@ -636,7 +592,7 @@ def followup_urls(result: FetchResult, crawl: CrawlSettings) -> list[str]:
     urls = url_followups(result.url, crawl)
     if result.status in (OK, NOT_MODIFIED) and result.body:
         page_url = unrewrite_url(result.final_url, crawl.url_rewrites)
-        urls += page_followups(page_url, decode_body(result), result.content_type, crawl)
+        urls += page_followups(page_url, decode_body(result.body, result.content_type), result.content_type, crawl)
     return list(dict.fromkeys(urls))
 
 
@@ -649,7 +605,7 @@ def replay(resources: Sequence[Resource], warc_paths: Iterable[Path], settings: 
     """
     crawl = settings.crawl
     index = ArchiveIndex.scan(warc_paths)
-    claimed = {normalise_url(r.url) for r in resources if r.url}
+    claimed = {url_key(r.url) for r in resources if r.url}
     out: list[FetchResult] = []
     for resource in resources:
         main = _replay_one(index, _Target(resource.url, resource.id), crawl)
@@ -657,7 +613,7 @@ def replay(resources: Sequence[Resource], warc_paths: Iterable[Path], settings: 
         if not resource.url:
             continue
         for url in followup_urls(main, crawl):
-            key = normalise_url(url)
+            key = url_key(url)
             if key in claimed:
                 continue
             claimed.add(key)

@@ -14,8 +14,9 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from ingest.archive import ArchiveError, ArchiveIndex, ArchiveWriter, find_archives, normalise_url
-from ingest.fetch import decode_body, replay
+from core.decode import decode_body
+from ingest.archive import ArchiveError, ArchiveIndex, ArchiveWriter, find_archives
+from ingest.fetch import replay
 from core.records import Resource
 from core.settings import Settings
 
@@ -79,7 +80,7 @@ def test_replay_matches_exact_and_normalised_urls(tmp_path: Path) -> None:
     )
     assert [r.status for r in results] == ["ok", "ok", "ok"]
     assert results[1].final_url == "https://www.site.example/post/"
-    assert decode_body(results[2]) == "<p>two</p>"
+    assert decode_body(results[2].body, results[2].content_type) == "<p>two</p>"
 
 
 def test_replay_absent_url_is_skipped_offline(tmp_path: Path) -> None:
@@ -151,12 +152,6 @@ def test_failure_records_are_indexed_but_not_replayed(tmp_path: Path) -> None:
     result = replay([res("https://a.example/")], find_archives(tmp_path), Settings())[0]
     assert result.status == "skipped-offline"
     assert "HTTP 500" in result.reason
-
-
-def test_normalise_url_ignores_scheme_www_and_trailing_slash() -> None:
-    assert normalise_url("https://www.A.example/x/") == normalise_url("http://a.example/x")
-    assert normalise_url("https://a.example/x?q=1#frag") == "a.example/x?q=1"
-    assert normalise_url("https://a.example:8443/") != normalise_url("https://a.example/")
 
 
 @pytest.mark.skipif(not SHARED_CORPUS.exists(), reason="shared corpus not present")

@@ -11,7 +11,7 @@ import pytest
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
-from ingest.extract import decode_body, dedupe_documents, extract
+from ingest.extract import dedupe_documents, extract
 from core.records import Document, FetchResult, Resource
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
@@ -146,29 +146,11 @@ def test_failed_fetch_gives_none(caplog: pytest.LogCaptureFixture) -> None:
 # --- charsets ----------------------------------------------------------------------------------
 
 
-def test_charset_from_content_type_header() -> None:
-    body = "<p>Caf\u00e9 na\u00efve</p>".encode("iso-8859-1")
-    assert decode_body(body, "text/html; charset=ISO-8859-1") == "<p>Caf\u00e9 na\u00efve</p>"
-
-
-def test_header_charset_wins_over_meta() -> None:
-    body = '<meta charset="utf-8"><p>r\u00e9sum\u00e9</p>'.encode("cp1252")
-    assert "r\u00e9sum\u00e9" in decode_body(body, "text/html; charset=windows-1252")
-
-
 def test_charset_from_meta_when_header_has_none() -> None:
     doc = extract(fetched((PAGES / "cp1252.html").read_bytes(), content_type="text/html"), resource())
     assert doc is not None
     assert "Na\u00efve r\u00e9sum\u00e9 of the \u201cfused\u201d kernels" in doc.text
     assert doc.title == "Caf\u00e9 kernels"
-
-
-def test_undeclared_charset_falls_back_to_utf8_with_replacement() -> None:
-    assert decode_body(b"ok \xff\xfe bad", "text/html") == "ok \ufffd\ufffd bad"
-
-
-def test_unknown_charset_label_is_ignored() -> None:
-    assert decode_body("caf\u00e9".encode(), "text/html; charset=x-no-such-codec") == "caf\u00e9"
 
 
 # --- PDF and markdown --------------------------------------------------------------------------
