@@ -46,10 +46,15 @@ def xss_corpus() -> tuple[list[Chunk], list[Resource]]:
     return [*chunks, card_chunk(evil), page], [*resources, evil]
 
 
-def make_home(home: Path) -> None:
-    """A data dir the app can serve at once: index, catalog (the fixture's, as a synced list), settings."""
+def make_home(home: Path, conversation: bool = False) -> None:
+    """A data dir the app can serve at once: index, catalog (the fixture's, as a synced list), settings.
+    `conversation` adds the later FlashAttention papers and AMD's library (tests/fixtures/conversation)."""
     home.mkdir(parents=True, exist_ok=True)
     chunks, resources = xss_corpus()
+    if conversation:
+        from fixtures.conversation.corpus import conversation_corpus
+
+        chunks, resources = conversation_corpus(chunks, resources)
     build(make_settings(home), chunks, resources)
     (home / "catalog.json").write_text(json.dumps(catalog_payload(resources, "test fixture")), encoding="utf-8")
     # Extractive answers (no model to load) and no network: a re-ingest replays nothing and keeps the cards.
