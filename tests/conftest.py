@@ -2,11 +2,64 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+# --- in CI a skip is a failure ------------------------------------------------------------------
+# A test that skips because a prerequisite is missing (a browser, a model) tests nothing; on a
+# developer machine that is a convenience, in CI (env CI=true) it would hide a broken setup. Only a
+# test marked `@pytest.mark.allowed_skip(reason="...")` may skip there.
+
+
+def running_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "allowed_skip(reason): this test may skip in CI (env CI=true); the reason says why that is fine"
+    )
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _as_ci_failure(report: pytest.TestReport | pytest.CollectReport) -> None:
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped in CI ({_skip_reason(report)}): in CI a missing prerequisite is a failure; install it, "
+        "or mark the test @pytest.mark.allowed_skip(reason=...)"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not (running_in_ci() and report.skipped) or hasattr(report, "wasxfail"):
+        return
+    marker = item.get_closest_marker("allowed_skip")
+    if marker is not None and (marker.kwargs.get("reason") or marker.args):
+        return
+    _as_ci_failure(report)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    """A whole module skipped at import (pytest.importorskip) fails in CI too."""
+    outcome = yield
+    report: pytest.CollectReport = outcome.get_result()
+    if running_in_ci() and report.skipped:
+        _as_ci_failure(report)
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,7 @@
 """The WARC archive: writing, indexing, replay, truncated and garbage files.
 
-Archives are built in each test with warcio (or ArchiveWriter); the shared corpus is only read.
+Archives are built in each test with warcio or the crawler's ArchiveWriter; no test reads a file
+outside the repository.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from ingest.archive import ArchiveError, ArchiveIndex, ArchiveWriter, find_archi
 from ingest.fetch import replay
 from core.records import Resource
 from core.settings import Settings
-
-SHARED_CORPUS = Path("/work/shared/corpus/guide-pages.warc.gz")
 
 
 def res(url: str, rid: str = "r1") -> Resource:
@@ -154,14 +153,27 @@ def test_failure_records_are_indexed_but_not_replayed(tmp_path: Path) -> None:
     assert "HTTP 500" in result.reason
 
 
-@pytest.mark.skipif(not SHARED_CORPUS.exists(), reason="shared corpus not present")
-def test_replay_of_shared_corpus(tmp_path: Path) -> None:
-    index = ArchiveIndex.scan([SHARED_CORPUS])
-    uris = [e.uri for e in index.entries]
-    assert len(uris) == 52
-    resources = [res(u, f"r{i}") for i, u in enumerate(uris)] + [res("https://not-archived.example/", "x")]
-    settings = Settings(crawl={"follow_arxiv_pdf": False, "follow_github_readme": False})
-    results = replay(resources, [SHARED_CORPUS], settings)
-    assert [r.status for r in results].count("ok") == 52
+def test_replay_of_a_crawl_sized_archive_written_by_the_crawler(tmp_path: Path) -> None:
+    """52 pages over several hosts, a redirect hop in front of every fourth, failure notes in between:
+    the shape a real crawl leaves, written by the crawler's own writer."""
+    urls = [f"https://site{i % 5}.example/post/{i}" for i in range(52)]
+    with ArchiveWriter(tmp_path / "archive") as writer:
+        for i, url in enumerate(urls):
+            body = f"<html><head><title>Post {i}</title></head><body><p>page {i} ü</p></body></html>".encode()
+            if i % 4 == 0:
+                writer.write_response(url + "/old", 301, "Moved", [("Location", url)], b"")
+            writer.write_response(url, 200, "OK", [("Content-Type", "text/html; charset=utf-8")], body)
+            if i % 10 == 0:
+                writer.write_failure(f"https://gone.example/{i}", {"url": f"https://gone.example/{i}", "reason": "HTTP 404"})
+    archives = find_archives(tmp_path / "archive")
+    catalog = [res(u + "/old" if i % 4 == 0 else u, f"r{i}") for i, u in enumerate(urls)]
+
+    results = replay([*catalog, res("https://not-archived.example/", "x")], archives, Settings())
+
+    assert [r.status for r in results[:52]] == ["ok"] * 52
+    assert [r.final_url for r in results[:52]] == urls  # redirect hops followed to the page
     assert results[-1].status == "skipped-offline"
-    assert all(r.content_type.startswith("text/html") and r.body for r in results[:52])
+    assert all(r.content_type.startswith("text/html") for r in results[:52])
+    assert [decode_body(r.body, r.content_type) for r in results[:3]] == [
+        f"<html><head><title>Post {i}</title></head><body><p>page {i} ü</p></body></html>" for i in range(3)
+    ]
