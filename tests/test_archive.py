@@ -16,10 +16,10 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from core.decode import decode_body
-from ingest.archive import ArchiveError, ArchiveIndex, ArchiveWriter, find_archives
-from ingest.fetch import replay
 from core.records import Resource
 from core.settings import Settings
+from ingest.archive import ArchiveError, ArchiveIndex, ArchiveWriter, find_archives
+from ingest.fetch import replay
 
 
 def res(url: str, rid: str = "r1") -> Resource:

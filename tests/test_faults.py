@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
-from index.search import load_searcher
+
 from core.settings import load_settings
+from index.search import load_searcher
 
 GPUGUIDE = str(Path(sys.executable).with_name("gpuguide"))
 PAGES = 8
@@ -27,7 +27,7 @@ def gpuguide(home: Path, *args: str, wait: bool = True) -> subprocess.CompletedP
     env = {**os.environ, "GPUGUIDE_HOME": str(home)}
     if not wait:
         return subprocess.Popen([GPUGUIDE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run([GPUGUIDE, *args], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run([GPUGUIDE, *args], capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
 def page(i: int) -> str:
@@ -63,7 +63,7 @@ def wait_for(what: str, ready: Callable[[], bool], proc: subprocess.Popen[str], 
     deadline = time.monotonic() + timeout_s
     while not ready():
         if proc.poll() is not None:
-            out, err = proc.communicate()
+            _, err = proc.communicate()
             pytest.fail(f"the child exited ({proc.returncode}) before {what}: {err[-2000:]}")
         if time.monotonic() > deadline:
             proc.kill()
