@@ -193,7 +193,7 @@ def test_index_after_a_sync_embeds_only_what_changed(ingested, tmp_path):
 
 def gpuguide(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GPUGUIDE_HOME": str(home)}
-    return subprocess.run([GPUGUIDE, *args], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run([GPUGUIDE, *args], check=False, capture_output=True, text=True, env=env, timeout=300)
 
 
 def write_config(home: Path, server: FixtureServer) -> None:
