@@ -356,11 +356,9 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.planner import plan_next
+    from assistant.planner import plan_next, plan_time
     from assistant.profile import Profile
     from assistant.reading import resolve_reads
-
-    from assistant.planner import plan_time
     from assistant.readtime import estimate_all, stored_chunks
 
     resources = current_catalog(settings)
