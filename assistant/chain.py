@@ -26,7 +26,6 @@ from assistant.planner import (
     NextReads,
     default_next_reads,
     next_reads_for,
-    topic_interest,
 )
 from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
@@ -244,19 +243,14 @@ class Assistant:
         )
 
     def _abstain(self, query: Query, standalone: str, hits: list[ResourceHit], backend: str = "") -> Answer:
-        topics: list[str] = []
-        for hit in hits:
-            if hit.resource.topic not in topics:
-                topics.append(hit.resource.topic)
-        if not topics:
-            interest = topic_interest(standalone, self.resources)
-            topics = sorted(interest, key=interest.get, reverse=True)
-        topics = topics[:3]
-        nearest = f" The nearest topics it covers: {', '.join(topics)}." if topics else ""
+        """The refusal says what the guide does cover (its topics, in the list's order) rather than naming
+        "nearest" topics: out of scope means nothing is near, so a nearest topic would only mislead."""
+        covered = list(dict.fromkeys(r.topic for r in sorted(self.resources, key=lambda r: r.position) if r.topic))
+        scope = f" It covers GPU performance engineering: {', '.join(covered)}." if covered else ""
         return Answer(
-            text=f"The guide has no good source for that question.{nearest}", citations=[], abstained=True,
-            route="abstain", question=query.question, standalone_question=standalone, backend=backend,
-            nearest_topics=topics,
+            text=f"The guide has no good source for that question.{scope} Ask about one of those, or browse the "
+                 "Guide tab.", citations=[], abstained=True, route="abstain", question=query.question,
+            standalone_question=standalone, backend=backend,
         )
 
     def _next(self, query: Query) -> Answer:
