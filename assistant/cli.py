@@ -431,6 +431,68 @@ def cmd_path(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _digest(args: argparse.Namespace, settings: Settings, kind: str) -> int:
+    from assistant.digest import digest_maker_for, render_text
+    from assistant.profile import resolve_resource
+
+    resources = current_catalog(settings)
+    resource = resolve_resource(args.resource, resources)
+    digest = digest_maker_for(settings, resources).digest(resource.id, kind, refresh=args.refresh)
+    if args.json:
+        _print_json(digest.to_dict())
+    else:
+        print(render_text(digest))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
+    return _digest(args, settings, "summary")
+
+
+def cmd_quiz(args: argparse.Namespace, settings: Settings) -> int:
+    return _digest(args, settings, "quiz")
+
+
+def _digest_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {"learning": {"digest_backend": "extractive"}} if getattr(args, "extractive", False) else {}
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.export import anki_csv, path_markdown, write_text_atomic
+
+    if not (args.markdown or args.anki):
+        raise UserError("'gpuguide export' needs --markdown FILE and/or --anki FILE")
+    resources = current_catalog(settings)
+    if args.markdown:
+        from assistant.path import learning_path
+        from assistant.profile import Profile
+        from assistant.readtime import estimate_all, stored_chunks
+
+        times = estimate_all(resources, stored_chunks(settings), settings.learning)
+        path = learning_path(resources, Profile(settings.profile_file).states(), times)
+        write_text_atomic(args.markdown, path_markdown(path, settings.catalog.list_url))
+        print(f"path written to {args.markdown}: {path.summary()}")
+    if args.anki:
+        from assistant.digest import QUIZ, digest_maker_for
+        from assistant.profile import Profile
+
+        maker = digest_maker_for(settings, resources)
+        states = Profile(settings.profile_file).states()
+        digests = []
+        for res in sorted(resources, key=lambda r: r.position):
+            made = maker.cached(res.id, QUIZ)
+            if made is None and args.make_missing and states.get(res.id) in ("reading", "read"):
+                made = maker.digest(res.id, QUIZ)
+            if made is not None and made.questions:
+                digests.append(made)
+        write_text_atomic(args.anki, anki_csv(digests))
+        n = sum(len(d.questions) for d in digests)
+        print(f"{n} self-check questions of {len(digests)} resources written to {args.anki} (Anki: File › Import)")
+        if not digests:
+            print("gpuguide: no self-checks made yet; run 'gpuguide quiz ID' or add --make-missing", file=sys.stderr)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import ui
 
@@ -549,6 +611,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "list: every resource that is not unread")
     p.add_argument("refs", nargs="*", metavar="URL_OR_ID")
     p.set_defaults(handler=cmd_read)
+
+    for name, handler, what in (("explain", cmd_explain, "a short summary with key points, each cited to a passage"),
+                                ("quiz", cmd_quiz, "three self-check questions with answers, each cited to a passage")):
+        p = sub.add_parser(name, help=f"{what}, from the resource's own text (cached in the data dir)")
+        p.add_argument("resource", metavar="ID_OR_URL")
+        p.add_argument("--refresh", action="store_true", help="make it again instead of using the cached one")
+        p.add_argument("--extractive", action="store_true", help="no model: sentences of the text itself")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(handler=handler, settings_overrides=_digest_overrides)
+
+    p = sub.add_parser("export", help="your path and progress as Markdown, self-check questions as Anki CSV")
+    p.add_argument("--markdown", type=Path, metavar="FILE", help="a checklist in the list's order with states and times")
+    p.add_argument("--anki", type=Path, metavar="FILE", help="the self-check questions made so far, Anki-importable CSV")
+    p.add_argument("--make-missing", action="store_true",
+                   help="with --anki: first make the self-checks of resources you are reading or have read")
+    p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("path", help="the learning path: states and time left per topic × tier and in all")
     p.add_argument("--all", action="store_true", help="also list every resource with its state and time")
