@@ -480,7 +480,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
         states = Profile(settings.profile_file).states()
         digests = []
         for res in sorted(resources, key=lambda r: r.position):
-            made = maker.cached(res.id, QUIZ)
+            made = maker.cached(res.id, QUIZ, any_backend=True)
             if made is None and args.make_missing and states.get(res.id) in ("reading", "read"):
                 made = maker.digest(res.id, QUIZ)
             if made is not None and made.questions:

@@ -403,7 +403,9 @@ class DigestMaker:
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", resource_id)[:150]
         return self.settings.digests_dir / f"{safe}.{kind}.json"
 
-    def cached(self, resource_id: str, kind: str) -> Digest | None:
+    def cached(self, resource_id: str, kind: str, any_backend: bool = False) -> Digest | None:
+        """The saved digest if the resource's text is unchanged; one made another way counts only with
+        `any_backend` (the export takes whatever self-checks exist)."""
         path = self.cache_file(resource_id, kind)
         if not path.exists():
             return None
@@ -414,7 +416,7 @@ class DigestMaker:
             return None
         chunks = self.by_resource.get(resource_id, [])
         fresh = (digest.format == FORMAT and digest.content_hash == content_hash(chunks)
-                 and digest.backend in self._acceptable_backends())
+                 and (any_backend or digest.backend in self._acceptable_backends()))
         return digest if fresh else None
 
     def _acceptable_backends(self) -> set[str]:
