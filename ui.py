@@ -23,7 +23,9 @@ from typing import Any  # noqa: E402
 
 import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
 
+from assistant.app_auth import RequireLogin  # noqa: E402
 from assistant.app_state import AppState, ProgressRow  # noqa: E402
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query  # noqa: E402
 from assistant.followup import Turn  # noqa: E402
@@ -61,7 +63,9 @@ EXAMPLES = [
     "How does NCCL's ring all-reduce use bandwidth?",
 ]
 MAX_K = 20
-LLM_CONCURRENCY = "llm"  # one generation at a time: two llama.cpp runs on 2 cores are both slow
+# Chat turns and API calls run side by side (ui.chat_concurrency at once); only the embedded model's generation
+# is one at a time, by a lock inside the backend (assistant/models.py), so nothing else waits behind the LLM.
+CHAT_CONCURRENCY = "chat"
 SEARCH_CONCURRENCY = "search"
 API_PASSAGES = 2  # passages per hit the search tool returns, each cut to API_PASSAGE_CHARS
 API_PASSAGE_CHARS = 600
@@ -202,6 +206,7 @@ def build_app(state: AppState) -> gr.Blocks:
     tiers = [tier_label(t) for t in sorted({r.tier for r in resources if r.tier is not None})]
     kinds = [k for k in KINDS if any(r.kind == k for r in resources)]
     default_backend = settings.llm.backend
+    wide = settings.ui.chat_concurrency
 
     # --- handlers ------------------------------------------------------------------------------
 
@@ -431,7 +436,8 @@ def build_app(state: AppState) -> gr.Blocks:
                 echo, [question, chatbot], [question, send, chatbot, asked], queue=False, api_visibility="private",
             ).then(
                 respond, [asked, chatbot, answers, backend, k, c_tier, c_topic, c_kind, c_unread], [chatbot, answers],
-                concurrency_id=LLM_CONCURRENCY, concurrency_limit=1, show_progress="minimal", api_visibility="private",
+                concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide, show_progress="minimal",
+                api_visibility="private",
             ).then(unlock, None, [question, send], queue=False, api_visibility="private",
                    ).then(offer_reads, [answers], add_reads, queue=False, api_visibility="private")
         add_reads.click(add_understood, [answers, interest, g_tier, g_topic, g_kind, g_unread],
@@ -444,7 +450,7 @@ def build_app(state: AppState) -> gr.Blocks:
             comp.change(guide_view, guide_filters, guide, api_visibility="private", show_progress="hidden")
         for trigger in (g_query.submit, g_go.click):
             trigger(guide_search, [g_query, *guide_filters], g_results, concurrency_id=SEARCH_CONCURRENCY,
-                    concurrency_limit=4, api_visibility="private")
+                    concurrency_limit=wide, api_visibility="private")
         guide.select(toggle, [interest], [summary, plot, next_panel], api_visibility="private",
                      show_progress="hidden", trigger_mode="multiple")
         interest.submit(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
@@ -456,9 +462,9 @@ def build_app(state: AppState) -> gr.Blocks:
         demo.load(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
         demo.load(status_view, None, status, api_visibility="private")
 
-        gr.api(search, api_name="search", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=4)
-        gr.api(ask, api_name="ask", concurrency_id=LLM_CONCURRENCY, concurrency_limit=1)
-        gr.api(next_reads, api_name="next_reads")
+        gr.api(search, api_name="search", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
+        gr.api(ask, api_name="ask", concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide)
+        gr.api(next_reads, api_name="next_reads", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
     return demo
 
 
@@ -467,13 +473,18 @@ def start(settings: Settings, state: AppState | None = None) -> tuple[gr.Blocks,
     auth = check_bind(settings.ui)  # before anything slow: a refused bind is an instant one-line error
     state = state or AppState(settings)
     log.info("%s", state.prepare())
+    if state.start_first_crawl():  # before the layout is built, so its status timer starts polling
+        log.info("first start: crawling the list in the background; the catalog cards answer meanwhile")
     demo = build_app(state)
-    demo.queue(default_concurrency_limit=4, max_size=64)
+    demo.queue(default_concurrency_limit=4, max_size=64 + 4 * settings.ui.chat_concurrency)
+    # Gradio's login covers its pages and API but not the MCP endpoint: guarded from the app's creation on.
+    guard = [Middleware(RequireLogin, user=auth[0], password=auth[1])] if auth else []
     try:
         _, url, _ = demo.launch(
             server_name=settings.ui.host, server_port=settings.ui.port, share=False, auth=auth,
             mcp_server=True, prevent_thread_lock=True, quiet=True, show_error=False, ssr_mode=False,
             enable_monitoring=False, footer_links=["api"], css=asset("app.css"), max_file_size="1mb",
+            app_kwargs={"middleware": guard},
         )
     except OSError as exc:
         raise UserError(f"cannot listen on {settings.ui.host}:{settings.ui.port} ({str(exc).splitlines()[0]}); "
