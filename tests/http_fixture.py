@@ -59,8 +59,10 @@ class Reply:
     drip_s: float = 0.0
 
     @classmethod
-    def html(cls, text: str, status: int = 200, charset: str = "utf-8", **headers: str) -> Reply:
-        return cls(status, text.encode(charset), {"Content-Type": f"text/html; charset={charset}", **_h(headers)})
+    def html(cls, text: str, status: int = 200, charset: str = "utf-8", delay_s: float = 0.0, **headers: str) -> Reply:
+        return cls(
+            status, text.encode(charset), {"Content-Type": f"text/html; charset={charset}", **_h(headers)}, delay_s=delay_s
+        )
 
     @classmethod
     def text(cls, text: str, status: int = 200, content_type: str = "text/plain; charset=utf-8") -> Reply:

@@ -6,13 +6,16 @@ Screenshots go to tests/artifacts/; with UPDATE_SCREENSHOTS=1 to docs/screenshot
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from http_fixture import FixtureServer, Reply
 from ui_fixture import (
     XSS_IMG,
     XSS_QUESTION,
@@ -209,14 +212,59 @@ def test_reingest_runs_in_the_background_and_chat_keeps_answering(page: Page) ->
     status = page.page.locator("#gg-status")
     status.get_by_text("Resources in the catalog").wait_for()
     page.page.locator("#gg-reingest").click()
-    page.page.locator("#gg-job .gg-job").filter(has_text=re.compile("ingesting|indexing|done")).wait_for()
-    page.tab("Chat")
-    answer = page.ask(FLASH_QUESTION)
-    assert answer.locator(".gg-source").count() >= 1
-    page.tab("Index status")
     page.page.locator("#gg-job .gg-job-done").wait_for(timeout=120_000)
     # Offline with no archives: every resource is now known by its catalog card only.
     assert re.search(r"catalog card\s+11\b", status.inner_text())
+
+
+def test_chat_answers_while_a_reingest_is_still_crawling(
+    browser: object, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A slow loopback site makes the re-ingest's crawl last; the answer must arrive between its first and
+    its last page request (the site's own log is the clock, not the 2 s job poll)."""
+    home = tmp_path_factory.mktemp("ui-reingest-home")
+    make_home(home)
+    resources = json.loads((home / "catalog.json").read_text(encoding="utf-8"))["resources"]
+    with FixtureServer() as site:
+        rewrites = {}
+        for i, res in enumerate(r for r in resources if r["url"]):
+            path = f"/page{i}"
+            text = "".join(f"<p>{res['title']}: section {k} of the notes on this resource, page {i}.</p>" for k in range(30))
+            page_html = f"<html><head><title>{res['title']}</title></head><body><article>{text}</article></body></html>"
+            site.route(path, Reply.html(page_html, delay_s=1.5))
+            rewrites[res["url"]] = site.url(path)
+        pages = len(rewrites)
+        toml = (
+            '[llm]\nbackend = "extractive"\n\n[ui]\nfirst_start_crawl = false\n\n'
+            '[crawl]\nallowed_private_hosts = ["127.0.0.1"]\nconcurrency = 1\nper_host_concurrency = 1\n'
+            "host_delay_s = 0\nretries = 0\nfollow_arxiv_pdf = false\nfollow_github_readme = false\n\n"
+            "[crawl.url_rewrites]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in rewrites.items())
+        )
+        (home / "gpuguide.toml").write_text(toml, encoding="utf-8")
+
+        def served() -> int:
+            return sum(site.count(f"/page{i}") for i in range(pages))
+
+        with AppServer(home) as app:
+            tab = Page(browser, app.url)
+            try:
+                tab.tab("Index status")
+                tab.page.locator("#gg-reingest").click()
+                deadline = time.monotonic() + 60
+                while served() == 0:
+                    assert time.monotonic() < deadline, "the re-ingest never started crawling"
+                    time.sleep(0.05)
+                tab.tab("Chat")
+                answer = tab.ask(FLASH_QUESTION)
+                served_at_answer = served()
+                assert answer.locator(".gg-source").count() >= 1
+                assert answer.locator(".gg-answer a.gg-ref").count() >= 1  # a cited answer, not a notice
+                assert served_at_answer < pages, "the crawl had finished before the answer arrived"
+                tab.tab("Index status")
+                tab.page.locator("#gg-job .gg-job-done").wait_for(timeout=180_000)
+                assert served() == pages
+            finally:
+                tab.close()
 
 
 # --- the chat's event handling and rendering, without a browser ----------------------------------
