@@ -49,14 +49,20 @@ _REPLACEABLE = {"it": "{s}", "its": "{s}'s", "they": "{s}", "them": "{s}", "thei
 _POINTING = re.compile(r"\b(it|its|they|them|their|this|that|these|those|there|the same)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*(?:'s)?")
 # Question glue: words no subject is named by, whatever the vocabulary says.
-_GLUE = frozenset(
-    "a an and are as at be but by can could did do does for from had has have how i if in is it its me my of on "
-    "or our so than that the their them then there these they this those to us was we were what when where which "
-    "who whom whose why will with would you your about also any both each more most much many other same some "
-    "such very just only into over under again further please tell explain show give compare mean means vs "
-    "versus work works way ways one ones version versions side part bit".split()
-)
+_GLUE = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do", "does", "for", "from",
+    "had", "has", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us",
+    "was", "we", "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "will", "with",
+    "would", "you", "your", "about", "also", "any", "both", "each", "more", "most", "much", "many", "other",
+    "same", "some", "such", "very", "just", "only", "into", "over", "under", "again", "further", "please",
+    "tell", "explain", "show", "give", "compare", "mean", "means", "vs", "versus", "work", "works", "way",
+    "ways", "one", "ones", "version", "versions", "side", "part", "bit",
+])
 SHORT_QUESTION_WORDS = 5  # a question this short with no naming word of its own continues the conversation
+POINTING_QUESTION_WORDS = 8  # a question this short with a pronoun points back even when it names something
+_LEADING_ASK = re.compile(r"^\s*(?:(?:how|what|why|when|where|which|who|is|are|does|do|did|can|could|should|would|will)"
+                          r"\b\s*)+(?:(?:is|are|does|do|did|can|the|a|an)\b\s*)*", re.IGNORECASE)
 
 H = TypeVar("H")
 
@@ -168,7 +174,7 @@ def resolve(question: str, history: list[Turn], vocabulary: Vocabulary | None = 
         return Resolved(question, question, own_names=own)
     last = history[-1]
     subject = _subject(last, vocab)
-    main = subject[0] if subject else ""
+    main = _main_subject(last, subject, vocab)
 
     if ref := _SOURCE_REF.search(question):
         n = _ref_number(ref, len(last.cited_titles))
@@ -180,7 +186,7 @@ def resolve(question: str, history: list[Turn], vocabulary: Vocabulary | None = 
             standalone = replaced if len(rest) >= 2 else f"{title}: {last.standalone}"
             return Resolved(question, standalone, True, vocab.names(title), subject, pinned)
 
-    if not _is_followup(question, own, bool(subject), vocab):
+    if not _is_followup(question, own, subject, vocab):
         return Resolved(question, question, own_names=own)
 
     if (version := _VERSION_REF.search(question)) and main:
@@ -200,9 +206,8 @@ def resolve(question: str, history: list[Turn], vocabulary: Vocabulary | None = 
         replaced, count = _replace_pronoun(_strip_opener(question), main)
         if count:
             return Resolved(question, _capitalised(replaced), True, own, subject)
-        context = " ".join(subject[:3])
         body = _strip_opener(question).rstrip(" ?.!")
-        return Resolved(question, _capitalised(f"{body} ({context})?"), True, own, subject)
+        return Resolved(question, _capitalised(f"{body} ({_topic_phrase(last.standalone)})?"), True, own, subject)
     return Resolved(question, question, True, own, subject)
 
 
@@ -242,8 +247,32 @@ def _subject(turn: Turn, vocab: Vocabulary) -> list[str]:
     return names
 
 
-def _is_followup(question: str, own: list[str], has_subject: bool, vocab: Vocabulary) -> bool:
-    if not has_subject:
+def _main_subject(turn: Turn, subject: list[str], vocab: Vocabulary) -> str:
+    """The name a pronoun stands for: the first run of adjacent names in the previous standalone question that
+    holds the subject's lead name ("Hopper TMA" in "What does the Hopper TMA unit do?")."""
+    if not subject:
+        return ""
+    lead = subject[0].lower()
+    run: list[str] = []
+    for raw in turn.standalone.split():
+        word = _bare(raw.strip("?.!,;:()\"'"))
+        if word and vocab.is_name(word):
+            run.append(word)
+            continue
+        if any(w.lower() == lead for w in run):
+            break
+        run = []
+    return " ".join(run) if any(w.lower() == lead for w in run) else subject[0]
+
+
+def _topic_phrase(standalone: str) -> str:
+    """The previous question without its asking words: "How do CUDA graphs reduce launch overhead?" →
+    "CUDA graphs reduce launch overhead"."""
+    return _LEADING_ASK.sub("", standalone).strip(" ?.!") or standalone.strip(" ?.!")
+
+
+def _is_followup(question: str, own: list[str], subject: list[str], vocab: Vocabulary) -> bool:
+    if not subject:
         return False
     if _OPENER.match(question) or _WHAT_ABOUT.match(question):
         return True
@@ -251,9 +280,13 @@ def _is_followup(question: str, own: list[str], has_subject: bool, vocab: Vocabu
         return True
     pointing = _POINTING.search(question)
     if pointing:
-        # "How does TMA work and why is it fast?" names its own antecedent before the pronoun
+        # "How does TMA work and why is it fast?" names its own antecedent before the pronoun; a short
+        # question that names something else ("how does CUTLASS use it?") still points back
         before = vocab.names(question[: pointing.start()])
         if not before:
+            return True
+        said = {n.lower() for n in own}
+        if len(question.split()) <= POINTING_QUESTION_WORDS and not said & {n.lower() for n in subject}:
             return True
     return not own and len(question.split()) <= SHORT_QUESTION_WORDS
 

@@ -118,3 +118,16 @@ def test_a_question_naming_its_own_antecedent_is_not_a_follow_up(vocabulary):
     resolved = resolve("How does the TMA unit work and why is it fast?", HISTORY, vocabulary)
     assert not resolved.followup
     assert resolved.standalone == "How does the TMA unit work and why is it fast?"
+
+
+def test_a_short_pronoun_question_naming_something_else_still_points_back(vocabulary):
+    history = [Turn("What does the Hopper TMA unit do?", "What does the Hopper TMA unit do?",
+                    ["Deep Dive on the Hopper TMA Unit"], ["hopper-tma"])]
+    assert resolve("how does CUTLASS use it?", history, vocabulary).standalone == "How does CUTLASS use Hopper TMA?"
+
+
+def test_a_bare_why_carries_the_previous_questions_topic(vocabulary):
+    history = [Turn("How do warp shuffles speed up reductions?", "How do warp shuffles speed up reductions?",
+                    ["Warp Shuffle Tricks"], ["warp"])]
+    resolved = resolve("why?", history, vocabulary)
+    assert resolved.standalone == "Why (warp shuffles speed up reductions)?"
