@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.chain import Assistant
+from assistant.digest import DigestMaker
+from assistant.path import LearningPath, learning_path
 from assistant.planner import Plan, plan_next
 from assistant.profile import Profile
+from assistant.readtime import Estimate, estimate_all
 from core.records import Resource
 from core.settings import Settings
 from index.records import ResourceHit
@@ -145,6 +148,8 @@ class AppState:
         self._assistant: Assistant | None = None
         self.job = IngestJob()
         self._thread: threading.Thread | None = None
+        self._times: tuple[list[Any], dict[str, Estimate]] | None = None
+        self._digests: DigestMaker | None = None
 
     # --- loading ---------------------------------------------------------------------------------
 
@@ -199,6 +204,37 @@ class AppState:
     def read_ids(self) -> set[str]:
         return self.profile.read_ids()
 
+    def states(self) -> dict[str, str]:
+        """Reading states by id (unread resources are absent)."""
+        return self.profile.states()
+
+    def set_state(self, resource_id: str, state: str) -> bool:
+        """Only catalog ids and known states are stored; anything else (a forged event) is ignored."""
+        from assistant.profile import STATES
+
+        if resource_id not in {r.id for r in self.resources} or state not in STATES:
+            log.warning("ignoring state %r for resource id %r", state[:20], resource_id[:80])
+            return False
+        self.profile.set_state([resource_id], state)
+        return True
+
+    def times(self) -> dict[str, Estimate]:
+        """Reading time per resource from the loaded index's chunks (recomputed after a re-ingest)."""
+        chunks = self.assistant().searcher.chunks
+        if self._times is None or self._times[0] is not chunks:
+            self._times = (chunks, estimate_all(self.resources, chunks, self.settings.learning))
+        return self._times[1]
+
+    def learning_path(self) -> LearningPath:
+        return learning_path(self.resources, self.states(), self.times())
+
+    def digest_maker(self) -> DigestMaker:
+        """Summaries and self-checks over the loaded index's chunks and embedder (one per loaded index)."""
+        searcher = self.assistant().searcher
+        if self._digests is None or self._digests.source is not searcher.chunks:
+            self._digests = DigestMaker(self.settings, self.resources, searcher.chunks, self.embedder())
+        return self._digests
+
     def set_read(self, resource_id: str, read: bool) -> bool:
         """Only catalog ids are stored; anything else (a stale page, a forged event) is ignored."""
         if resource_id not in {r.id for r in self.resources}:
@@ -221,7 +257,11 @@ class AppState:
         return [ProgressRow(topic, tier, done[(topic, tier)], totals[(topic, tier)]) for topic, tier in keys]
 
     def plan(self, interest: str = "", k: int = 5, extra_read: set[str] | None = None) -> Plan:
-        return plan_next(self.resources, self.read_ids() | (extra_read or set()), interest=interest, k=k)
+        states = self.states()
+        read = {i for i, st in states.items() if st == "read"} | (extra_read or set())
+        return plan_next(self.resources, read, interest=interest, k=k,
+                         reading_ids={i for i, st in states.items() if st == "reading"},
+                         skipped_ids={i for i, st in states.items() if st == "skipped"})
 
     # --- search ----------------------------------------------------------------------------------
 

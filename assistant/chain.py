@@ -256,7 +256,9 @@ class Assistant:
     def _next(self, query: Query) -> Answer:
         # Resources the question names count as read for this plan; the profile changes only through
         # `read add`, the Guide's checkboxes or the answer's "add these to my reads".
-        return self.next_reads.answer(query.question, self.profile.read_ids(), k=max(query.k, 3))
+        states = self.profile.states()  # reading first, read and skipped never picked
+        read = {i for i, st in states.items() if st == "read"}
+        return self.next_reads.answer(query.question, read, k=max(query.k, 3), states=states)
 
 
 def _hit_text(hit: ResourceHit) -> str:

@@ -382,6 +382,7 @@ class DigestMaker:
 
     def __init__(self, settings: Settings, resources: list[Resource], chunks: list[Chunk], embedder: Any) -> None:
         self.settings = settings
+        self.source = chunks  # the list it was made from: a caller holding one per index knows when to remake it
         self.resources = {r.id: r for r in resources}
         self.by_resource: dict[str, list[Chunk]] = {}
         for chunk in chunks:
