@@ -364,13 +364,15 @@ def read_list_text(source: str, crawl: CrawlSettings | None = None) -> str:
 def _download_list(url: str, crawl: CrawlSettings) -> str:
     import httpx
 
-    from ingest.netguard import check_url_sync
+    from ingest.netguard import AddressBook, check_url_sync, pinned_sync_transport
 
     timeout = httpx.Timeout(crawl.read_timeout_s, connect=crawl.connect_timeout_s)
     headers = {"User-Agent": crawl.user_agent}
-    with httpx.Client(timeout=timeout, headers=headers, follow_redirects=False) as client:
+    book = AddressBook()  # connections go to the addresses the guard approved (no second DNS lookup)
+    transport = pinned_sync_transport(crawl, book)
+    with httpx.Client(timeout=timeout, headers=headers, follow_redirects=False, transport=transport, trust_env=False) as client:
         for _ in range(crawl.max_redirects + 1):
-            refused = check_url_sync(url, crawl)
+            refused = check_url_sync(url, crawl, book)
             if refused:
                 raise CatalogError(f"{url}: refused ({refused}); pass a public http(s) URL or a local file")
             try:

@@ -117,10 +117,15 @@ def check_addresses(host: str, addresses: Iterable[str], crawl: CrawlSettings) -
     return None
 
 
-async def resolve(host: str, port: int) -> list[str]:
-    """All addresses getaddrinfo gives for a host, resolved in a worker thread."""
-    infos = await asyncio.to_thread(socket.getaddrinfo, host, port, 0, socket.SOCK_STREAM)
+def resolve_sync(host: str, port: int) -> list[str]:
+    """All addresses getaddrinfo gives for a host."""
+    infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
     return sorted({str(info[4][0]) for info in infos})
+
+
+async def resolve(host: str, port: int) -> list[str]:
+    """`resolve_sync` in a worker thread."""
+    return await asyncio.to_thread(resolve_sync, host, port)
 
 
 class AddressBook:
@@ -152,6 +157,21 @@ async def approve_host(host: str, port: int, crawl: CrawlSettings, book: Address
         addresses = await resolve(host, port)
     except (OSError, UnicodeError) as exc:
         return f"cannot resolve host {host}: {exc}"
+    return _approve(host, port, addresses, crawl, book)
+
+
+def approve_host_sync(host: str, port: int, crawl: CrawlSettings, book: AddressBook | None = None) -> str | None:
+    """`approve_host` for callers outside an event loop."""
+    if book is not None and book.lookup(host, port) is not None:
+        return None
+    try:
+        addresses = resolve_sync(host, port)
+    except (OSError, UnicodeError) as exc:
+        return f"cannot resolve host {host}: {exc}"
+    return _approve(host, port, addresses, crawl, book)
+
+
+def _approve(host: str, port: int, addresses: list[str], crawl: CrawlSettings, book: AddressBook | None) -> str | None:
     if not addresses:
         return f"cannot resolve host {host}: no addresses"
     reason = check_addresses(host, addresses, crawl)
@@ -237,6 +257,64 @@ def pinned_transport(crawl: CrawlSettings, book: AddressBook, limits: httpx.Limi
     return transport
 
 
-def check_url_sync(url: str, crawl: CrawlSettings) -> str | None:
+def check_url_sync(url: str, crawl: CrawlSettings, book: AddressBook | None = None) -> str | None:
     """`check_url` for callers outside an event loop."""
-    return asyncio.run(check_url(url, crawl))
+    reason = check_scheme_and_host(url)
+    if reason:
+        return reason
+    _, host, port = _host_of(url)
+    if crawl.allow_private_hosts:
+        return None
+    return approve_host_sync(host, port, crawl, book)
+
+
+class PinnedSyncBackend(httpcore.NetworkBackend):
+    """`PinnedBackend` for synchronous clients (the list download of `catalog sync`)."""
+
+    def __init__(self, crawl: CrawlSettings, book: AddressBook, inner: httpcore.NetworkBackend | None = None):
+        self.crawl = crawl
+        self.book = book
+        self.inner = inner or httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        if self.crawl.allow_private_hosts:
+            return self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        addresses = self.book.lookup(host, port)
+        if addresses is None:
+            if reason := approve_host_sync(host, port, self.crawl, self.book):
+                raise httpcore.ConnectError(reason)
+            addresses = self.book.lookup(host, port) or []
+        failure: Exception = httpcore.ConnectError(f"no approved address for {host}")
+        for address in addresses:
+            try:
+                return self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        raise failure
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("unix sockets are not used")
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
+
+
+def pinned_sync_transport(crawl: CrawlSettings, book: AddressBook) -> httpx.HTTPTransport:
+    """`pinned_transport` for a synchronous httpx client."""
+    transport = httpx.HTTPTransport()
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(), network_backend=PinnedSyncBackend(crawl, book)
+    )
+    return transport

@@ -16,6 +16,8 @@ import pytest
 from http_fixture import FixtureServer, Reply, crawl_settings, http_server_fixture  # noqa: F401
 
 from core.records import FetchResult, Resource
+from core.settings import CrawlSettings
+from ingest.catalog import CatalogError, parse_source
 from ingest.fetch import crawl_sync
 
 PUBLIC = "93.184.216.34"  # a global address: the guard approves it
@@ -104,3 +106,29 @@ def test_a_name_resolving_to_loopback_is_fetched_when_the_setting_allows_it(
     result = crawl_name(http_server, tmp_path, "inside.test", allowed_private_hosts=["127.0.0.1"])
 
     assert result.status == "ok", result.reason
+
+
+def test_a_list_download_connects_to_the_approved_address(
+    http_server: FixtureServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dns = FakeDNS("list.test", ["127.0.0.1", "127.0.0.2"])
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    http_server.route("/list.md", Reply.text((Path(__file__).parent / "fixtures" / "lists" / "current.md").read_text()))
+
+    parsed = parse_source(f"http://list.test:{http_server.port}/list.md", CrawlSettings(allowed_private_hosts=["127.0.0.1"]))
+
+    assert len(parsed.resources) == 8
+    assert dns.lookups == 1
+
+
+def test_a_list_host_that_rebinds_to_loopback_is_not_connected_to(
+    http_server: FixtureServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dns = FakeDNS("list.test", [PUBLIC, "127.0.0.1"])
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    http_server.route("/list.md", Reply.text("## Kernels\n"))
+
+    with pytest.raises(CatalogError, match="cannot download"):
+        parse_source(f"http://list.test:{http_server.port}/list.md", CrawlSettings(connect_timeout_s=0.5))
+
+    assert http_server.requests == []
