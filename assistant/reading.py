@@ -24,15 +24,14 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import numpy as np
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from core.records import Resource, place_label
-
-_SNOWBALL = Stemmer.Stemmer("english")
+from core.text import STOP_WORDS
+from core.text import stem as stem_word
+from core.urls import url_key
 
 # --- general-English word classes (roles in a sentence, not names of anything) ---------------------
-STOP = frozenset(STOPWORDS_EN_PLUS) | {"i'm", "i've", "i'd", "i'll", "im", "ive", "id", "also", "plus", "etc", "really",
+STOP = STOP_WORDS | {"i'm", "i've", "i'd", "i'll", "im", "ive", "id", "also", "plus", "etc", "really",
                                         "pretty", "quite", "much", "get", "got", "bit", "lot", "like", "one", "ones"}
 # having read it: the verbs and adverbs of completion
 DONE_WORDS = frozenset({
@@ -89,7 +88,7 @@ def stem(word: str) -> str:
     word = word.removesuffix("'s")
     if _NUMBER.match(word):
         return word
-    return _SNOWBALL.stemWord(word)
+    return stem_word(word)
 
 
 def words(text: str) -> list[str]:
@@ -540,8 +539,8 @@ class Reader:
         """The resources a history clause names, phrase by phrase."""
         out: list[Mention] = []
         for url in _URL.findall(text):
-            key = url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/.,")
-            hit = [r for r in self.resources if r.url and r.url.lower().split("://", 1)[-1].removeprefix("www.").rstrip("/") == key]
+            key = url_key(url.rstrip(".,"))
+            hit = [r for r in self.resources if r.url and url_key(r.url) == key]
             if hit:
                 out.append(Mention(url, tuple(hit)))
         whole = bool(_WHOLE_LIST.search(text))

@@ -1,5 +1,6 @@
 """Sentence-level text tools shared by the extractive answerer and the prompt builder:
-split passages into sentences and score them against a question."""
+split passages into sentences and score them against a question. Terms are the project's one tokenizer
+(`core.text.tokenize`: stop words out, Snowball stems)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,16 @@ import math
 import re
 from collections import Counter
 
-_STOP = frozenset(
-    "a an and are as at be by can do does for from how i in is it its of on or that the this to was what "
-    "when where which who why will with you your into about than then there these those their they them "
-    "use used using via vs not no yes so if any all each more most much very also only just over under "
-    "between both should would could may might one two get gets make makes".split()
-)
+from core.text import tokenize
+
 _ABBREV = re.compile(r"\b(e\.g|i\.e|et al|etc|vs|Fig|fig|approx|Dr|Mr|Ms|No)\.$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
 
 
 def terms(text: str) -> list[str]:
-    words = re.findall(r"[a-z0-9][a-z0-9_+\-]*", text.lower())
-    return [w.rstrip("s") if len(w) > 4 else w for w in words if w not in _STOP and len(w) > 1]
+    """The terms of `text` in order (core/text.py's tokenizer)."""
+    return tokenize(text)
 
 
 def sentences(text: str) -> list[str]:

@@ -22,14 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import Stemmer
 
 from assistant.evidence import Evidence
 from assistant.text import sentences as split_sentences
 from assistant.text import terms
 from core.settings import LLMSettings
 
-_STEMMER = Stemmer.Stemmer("english")
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<</?SYS>>")
 _MARKERS = re.compile(r"((?:\s*\[\s*\d{1,3}\s*\])+)")
 _NUMBER = re.compile(r"\d{1,3}")
@@ -127,7 +125,7 @@ def split_claims(text: str) -> list[Claim]:
 
 def stems(text: str) -> set[str]:
     """Content words, stemmed, so inflections meet (pipelined / pipelining, scaled / scaling)."""
-    return set(_STEMMER.stemWords(terms(text)))
+    return set(terms(text))  # already stemmed by core/text.py
 
 
 def support_units(sentences: list[str]) -> list[str]:

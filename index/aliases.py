@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from index.bm25 import tokenize
+from core.text import tokenize
 from index.records import REBUILD_HINT, IndexLoadError
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from rapidfuzz import fuzz, process
 
 from index.aliases import AliasTable
-from index.bm25 import tokenize
+from core.text import tokenize
 from index.query import QueryIntent, parse_query
 from core.records import Resource
 
@@ -108,6 +108,7 @@ class FieldIndex:
     def __init__(self, resources: list[Resource], aliases: AliasTable | None = None) -> None:
         self.resources = resources
         self.aliases = aliases
+        self.rows = {r.id: i for i, r in enumerate(resources)}  # resource id → its row in every field list
         self.common_words: set[str] = set()  # ordinary English words (set by the searcher once its model loads)
         self.titles = [set(tokenize(r.title)) for r in resources]
         self.notes = [set(tokenize(f"{r.note} {r.section} {r.authors}")) for r in resources]

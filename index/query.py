@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from index.aliases import AliasTable
-from index.bm25 import tokenize
+from core.text import tokenize
 
 # Words that name a kind of resource → the catalog's kinds.
 KIND_WORDS: dict[str, tuple[str, ...]] = {

@@ -67,7 +67,6 @@ class FieldReranker:
     def __init__(self, fields: FieldIndex, weights: RerankWeights | None = None) -> None:
         self.fields = fields
         self.weights = weights or RerankWeights()
-        self._position = {r.id: i for i, r in enumerate(fields.resources)}
 
     def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
         if not hits:
@@ -76,7 +75,7 @@ class FieldReranker:
         top = max(h.score for h in hits) or 1.0
         scored = []
         for hit in hits:
-            index = self._position.get(hit.resource.id)
+            index = self.fields.rows.get(hit.resource.id)
             if index is None:
                 scored.append((True, hit.score / top, hit))
                 continue
@@ -93,7 +92,6 @@ class CrossEncoderReranker:
 
         self.model = CrossEncoder(model_path, local_files_only=True)
         self.fields = fields
-        self._position = {r.id: i for i, r in enumerate(fields.resources)}
 
     def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
         if not hits:
@@ -103,7 +101,7 @@ class CrossEncoderReranker:
         prepared = self.fields.prepare(self.fields.parse(query))
         scored = []
         for hit, score in zip(hits, scores, strict=True):
-            index = self._position.get(hit.resource.id)
+            index = self.fields.rows.get(hit.resource.id)
             ok = index is None or satisfies(prepared, self.fields, index)
             scored.append((ok, float(score), hit))
         return _constrained(scored)

@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from index.bm25 import BM25Index, tokenize
+from core.text import tokenize
+from index.bm25 import BM25Index
 from index.fields import FieldIndex, PreparedQuery
 from index.records import ResourceHit
 from core.records import Chunk
@@ -78,7 +79,6 @@ class ScopeEstimator:
         self.vocabulary = bm25.vocabulary()
         self.long_vocab = sorted(t for t in self.vocabulary if len(t) >= 4)
         self.english_words = english_words or set()
-        self._position = {r.id: i for i, r in enumerate(fields.resources)}
         self._idf = _chunk_idf(bm25)
         self._idf_unseen = math.log(1 + 2 * max(bm25.n_docs, 1))
         self._token_ids: dict[str, int] = getattr(bm25.model, "vocab_dict", None) or {}
@@ -116,7 +116,7 @@ class ScopeEstimator:
         return self._idf.get(token, self._idf_unseen)
 
     def strong(self, prepared: PreparedQuery, resource_id: str) -> bool:
-        index = self._position.get(resource_id)
+        index = self.fields.rows.get(resource_id)
         if index is None:
             return False
         if index in prepared.named[0]:

@@ -11,13 +11,9 @@ import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from index.aliases import ALIASES_FILE, AliasTable, mine_aliases
-from index.bm25 import (
-    DEFAULT_STEMMER,
-    STEMMERS,
-    TOKENIZER_VERSION,
-    make_tokenizer,
-    tokenize,
-)
+from core.text import TOKENIZER_VERSION as TEXT_VERSION
+from core.text import tokenize
+from index.bm25 import TOKENIZER_VERSION
 from index.fields import FieldIndex
 from index.hybrid import aggregate
 from index.records import IndexLoadError
@@ -51,20 +47,8 @@ def test_the_index_tokenizer_folds_inflections_onto_one_token() -> None:
     assert tokenize("quantized")[0] == tokenize("quantization")[0]
 
 
-def test_the_snowball_stemmer_folds_what_the_light_stripper_leaves() -> None:
-    snowball, light = make_tokenizer("snowball"), make_tokenizer("light")
-    assert snowball("fused")[0] == snowball("fusing")[0] == "fuse"
-    assert light("fused")[0] != light("fusing")[0]
-    assert make_tokenizer("none")("kernels") == ["kernels"]
-
-
-@pytest.mark.parametrize("stemmer", sorted(STEMMERS))
-def test_identifiers_with_digits_and_short_words_are_not_stemmed(stemmer: str) -> None:
-    assert make_tokenizer(stemmer)("E4M3 H100 tcgen05 GPUs") == ["e4m3", "h100", "tcgen05", "gpu"]
-
-
-def test_the_tokenizer_version_names_the_stemmer() -> None:
-    assert TOKENIZER_VERSION.endswith(DEFAULT_STEMMER)
+def test_the_bm25_index_records_the_shared_tokenizer_version() -> None:
+    assert TOKENIZER_VERSION.endswith(TEXT_VERSION)
 
 
 # --- short and long forms -------------------------------------------------------------------------------
