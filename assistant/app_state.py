@@ -413,6 +413,7 @@ class AppState:
             if settings.crawl.offline or not network_reachable(settings, pending):
                 job.phase, job.message = "offline", OFFLINE_HINT
                 return
+            job.indexed_chunks = job.indexed_chunks or len(self.assistant().searcher.chunks)
             job.crawl = overall = CrawlProgress(total=len(pending))
             job.phase, job.message = "crawling", f"crawling {len(pending)} resources"
             size = settings.ui.crawl_batch

@@ -1,0 +1,117 @@
+"""In the browser: `gpuguide serve` on a data dir that was never crawled starts crawling the list at once, the
+status tab shows the crawl's progress (pages done / total, failed, rate, ETA) and the index growing batch by
+batch, and the chat answers meanwhile. The list's pages come from a real server on 127.0.0.1 (url rewrites).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
+from ui_fixture import AppServer
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+LISTS = Path(__file__).parent / "fixtures" / "lists"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+PAGE = (
+    "<html><head><title>{title}</title></head><body><main><h1>{title}</h1>"
+    "<p>{title} explains how a kernel moves tiles of a matrix through shared memory so that each element "
+    "is read from global memory once, and how the block size decides the occupancy of each multiprocessor.</p>"
+    "<h2>Measuring</h2><p>Profile the kernel, compare achieved bandwidth with the peak, and change one "
+    "parameter at a time: tile width, vector loads, double buffering.</p></main></body></html>"
+)
+
+
+def fresh_home(home: Path, server: FixtureServer) -> None:
+    """A data dir with the fixture list synced and nothing else: no store, no index."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "catalog.json").write_text(_synced_catalog(), encoding="utf-8")
+    rewrites = {"https://blog.example.org/": "/blog/", "https://docs.example.com/": "/docs/",
+                "https://publisher.example.com/": "/pub/"}
+    lines = [
+        "[llm]", 'backend = "extractive"',
+        "[ui]", "crawl_batch = 2",
+        "[crawl]", 'allowed_private_hosts = ["127.0.0.1"]', "host_delay_s = 0", "read_timeout_s = 5", "retries = 0",
+        "follow_arxiv_pdf = false", "follow_github_readme = false",
+        "[crawl.url_rewrites]", *[f'"{k}" = "{server.url(v)}"' for k, v in rewrites.items()],
+    ]
+    (home / "gpuguide.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _synced_catalog() -> str:
+    import json
+
+    from ingest.catalog import catalog_payload, parse_source
+
+    return json.dumps(catalog_payload(parse_source(str(LISTS / "current.md")).resources, "fixture list"))
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def crawl_state(page: object) -> dict[str, int] | None:
+    return page.evaluate(  # type: ignore[attr-defined]
+        "() => { const e = document.querySelector('#gg-job .gg-crawl'); if (!e) return null;"
+        " return {done: +e.dataset.done, total: +e.dataset.total, failed: +e.dataset.failed,"
+        " chunks: +e.dataset.chunks}; }"
+    )
+
+
+def test_first_start_crawl_shows_progress_and_the_index_grows_while_chat_answers(
+    tmp_path: Path, http_server: FixtureServer, browser: object
+) -> None:
+    for path, title in (("/blog/posts/tiled-matmul/", "Tiled Matmul"), ("/docs/guide/", "Official Guide"),
+                        ("/pub/books/gpu-textbook/", "The Textbook")):
+        http_server.route(path, Reply.html(PAGE.format(title=title), delay_s=1.5))
+    home = tmp_path / "home"
+    fresh_home(home, http_server)
+    with AppServer(home) as app:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(app.url)
+        page.get_by_role("tab", name="Index status").click()
+        page.locator("#gg-job .gg-crawl").wait_for()
+        seen = [crawl_state(page)]
+        assert seen[0]["total"] == 8
+
+        # The chat answers from what is indexed so far while the crawl runs.
+        page.get_by_role("tab", name="Chat").click()
+        box = page.locator("#gg-question textarea")
+        box.fill("Which textbook teaches shared memory tiling?")
+        box.press("Enter")
+        page.locator("#gg-chat .gg-message").first.wait_for()
+        page.locator("#gg-chat .gg-pending").wait_for(state="detached")
+        assert page.locator("#gg-chat .gg-error").count() == 0
+        page.get_by_role("tab", name="Index status").click()
+
+        for _ in range(240):  # the job line is polled every 2 s
+            state = crawl_state(page)
+            if state is not None and state != seen[-1]:
+                seen.append(state)
+            if page.locator("#gg-job .gg-job-done").count():
+                break
+            page.wait_for_timeout(250)
+        assert page.locator("#gg-job .gg-job-done").count() == 1, page.locator("#gg-job").inner_text()
+        final = crawl_state(page)
+        assert (final["done"], final["total"]) == (8, 8)
+        dones = [s["done"] for s in seen]
+        chunks = [s["chunks"] for s in seen]
+        assert dones == sorted(dones) and len(set(dones)) >= 2  # progress was seen moving, never back
+        assert chunks == sorted(chunks) and chunks[-1] > chunks[0]  # the index grew batch by batch
+        assert "pages/min" in page.locator("#gg-job").inner_text()
+        page.screenshot(path=str(tmp_path / "first-crawl.png"))
+        context.close()
