@@ -321,16 +321,23 @@ class AppState:
         return self.job
 
     def _reingest(self) -> None:
-        from index.build import build_index
-        from ingest.pipeline import run_ingest
-        from ingest.store import ChunkStore
+        from assistant.services import refresh_and_index
+        from ingest.catalog import current_catalog
+        from ingest.pipeline import CrawlProgress, run_ingest
 
         job = self.job
         try:
-            result = run_ingest(self.resources, self.settings, progress=False)
+            self._resources = current_catalog(self.settings)  # a `catalog sync` since start is picked up
+            job.crawl = overall = CrawlProgress(total=len(self.resources))
+
+            def tick(progress: CrawlProgress) -> None:
+                overall.done, overall.failed = progress.done, progress.failed
+
+            result = run_ingest(self.resources, self.settings, progress=False, on_progress=tick)
+            overall.finished = time.monotonic()
             job.phase, job.message = "indexing", f"{result.documents} pages, {result.chunks} chunks; indexing"
-            chunks = ChunkStore(self.settings.store_file).chunks()
-            build_index(chunks, self.resources, self.settings, embedder=self.embedder())
+            _, report = refresh_and_index(self.settings, embedder=self.embedder())
+            job.indexed_chunks = report.chunks
             fresh = self._load()
             with self._lock:
                 self._assistant = fresh

@@ -52,8 +52,11 @@ def run_phase(url: str, questions: list[str], sessions: int, turns: int, backend
     lock = threading.Lock()
     started = time.monotonic()
 
+    ready = threading.Barrier(sessions, timeout=deadline_s)
+
     def session(i: int) -> None:
         client = Client(url, verbose=False)
+        ready.wait()  # every client connected first: latencies measure answers, not 20 config downloads
         t = 0
         while t < turns or (until is not None and not until.is_set()):
             t += 1

@@ -123,3 +123,17 @@ def test_unreachable_sites_count_as_offline(isolated_home, http_server, embedder
     state = started(settings, embedder)
     state.start_first_crawl()
     assert state.wait_reingest(timeout=120).phase == "offline"
+
+
+def test_reingest_picks_up_a_list_synced_while_the_app_runs(isolated_home, http_server, embedder, tmp_path):
+    serve_everything(http_server)
+    state = started(app_settings(isolated_home, http_server), embedder)
+    newer = tmp_path / "newer.md"
+    newer.write_text((LISTS / "current.md").read_text().replace("The canonical textbook", "The canonical textbook, 5th edition"))
+    sync_list(state.settings, str(newer))
+    assert state.start_reingest()
+    job = state.wait_reingest(timeout=240)
+    assert job.phase == "done", job.message
+    assert job.crawl.done == job.crawl.total == 8
+    cards = [c.text for c in state.assistant().searcher.chunks if c.source_kind == "card"]
+    assert any("5th edition" in text for text in cards)
