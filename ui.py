@@ -17,8 +17,10 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 import ipaddress  # noqa: E402
 import logging  # noqa: E402
 import re  # noqa: E402
+import tempfile  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Callable, Iterable, Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import gradio as gr  # noqa: E402
@@ -34,8 +36,10 @@ from assistant.render import (  # noqa: E402
     ANY,
     asset,
     filter_guide,
+    path_summary,
     progress_summary,
     render_answer,
+    render_digest,
     render_error,
     render_guide,
     render_hits,
@@ -197,6 +201,13 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, 
         yield list(history), answers
 
 
+def export_dir() -> Path:
+    """Where the guide's export buttons write their files: the system temp dir, which Gradio serves from."""
+    out = Path(tempfile.gettempdir()) / f"gpuguide-exports-{os.getpid()}"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def build_app(state: AppState) -> gr.Blocks:
     """The Blocks app over one AppState. Named API endpoints: search, ask, next_reads."""
     settings = state.settings
@@ -231,15 +242,52 @@ def build_app(state: AppState) -> gr.Blocks:
 
     def guide_view(tier: str, topic: str, kind: str, unread: bool) -> str:
         read = state.read_ids()
-        return render_guide(filter_guide(resources, read, tier, topic, kind, unread), read, list_url)
+        return render_guide(filter_guide(resources, read, tier, topic, kind, unread), read, list_url,
+                            states=state.states(), times=state.times(), path=state.learning_path())
 
     def progress_view(interest: str) -> tuple[str, pd.DataFrame, str]:
         rows = state.progress()
-        return progress_summary(rows), progress_frame(rows), render_plan(state.plan(interest=interest or "", k=5), list_url)
+        plan = render_plan(state.plan(interest=interest or "", k=5), list_url, times=state.times())
+        return f"{progress_summary(rows)} · {path_summary(state.learning_path())}", progress_frame(rows), plan
 
     def toggle(interest: str, evt: gr.SelectData) -> tuple[str, pd.DataFrame, str]:
-        state.set_read(str(evt.index), bool(evt.selected))
+        value = str(evt.value or "")
+        if value.startswith("digest:"):  # a Summary / Self-check button: digest_view answers it
+            return gr.skip(), gr.skip(), gr.skip()
+        if value.startswith("state:"):
+            state.set_state(str(evt.index), value.removeprefix("state:"))
+        else:
+            state.set_read(str(evt.index), bool(evt.selected))
         return progress_view(interest)
+
+    def guide_after_state(tier: str, topic: str, kind: str, unread: bool, evt: gr.SelectData) -> str:
+        """A state chosen in the guide changes its tiers' time left: redraw it (a read box alone does not)."""
+        if not str(evt.value or "").startswith("state:"):
+            return gr.skip()
+        return guide_view(tier, topic, kind, unread)
+
+    def digest_view(evt: gr.SelectData) -> str:
+        value = str(evt.value or "")
+        if not value.startswith("digest:"):
+            return gr.skip()
+        try:
+            digest = state.digest_maker().digest(str(evt.index), value.removeprefix("digest:"))
+        except UserError as exc:
+            return render_error(str(exc))
+        return render_digest(digest)
+
+    def exports() -> tuple[str, str]:
+        """The path as Markdown and the self-checks made so far as Anki CSV, written for the download buttons."""
+        from assistant.digest import QUIZ
+        from assistant.export import anki_csv, path_markdown, write_text_atomic
+
+        out = export_dir()
+        md, csv_file = out / "gpuguide-path.md", out / "gpuguide-self-checks.csv"
+        write_text_atomic(md, path_markdown(state.learning_path(), list_url))
+        maker = state.digest_maker()
+        made = [d for r in resources if (d := maker.cached(r.id, QUIZ, any_backend=True)) is not None and d.questions]
+        write_text_atomic(csv_file, anki_csv(made))
+        return str(md), str(csv_file)
 
     def guide_search(query: str, tier: str, topic: str, kind: str, unread: bool) -> str:
         query = (query or "").strip()[:MAX_QUESTION_CHARS]
@@ -356,7 +404,78 @@ def build_app(state: AppState) -> gr.Blocks:
                     raise gr.Error(f"{str(exc).rstrip('.')}, and it names nothing in the list as free text") from None
                 extra |= understood
         plan = state.plan(interest=interest or "", k=max(1, min(int(k), MAX_K)), extra_read=extra)
-        return plan_dict(plan, list_url, counted_as_read=extra)
+        return plan_dict(plan, list_url, counted_as_read=extra, times=state.times())
+
+    def reading_state(resource: str, state_name: str = "") -> dict[str, Any]:
+        """Get or set the learner's reading state of one resource of the GPU reading list.
+
+        Args:
+            resource: The resource's id, URL or exact title (ids are in every search and next_reads result).
+            state_name: unread, reading, read or skipped to set it; empty to only read it.
+
+        Returns:
+            id, title, state, and its reading time (minutes, or null when unknown, with the basis).
+        """
+        from assistant.profile import STATES, resolve_resource
+
+        try:
+            res = resolve_resource((resource or "")[:2000], resources)
+        except UserError as exc:
+            raise gr.Error(str(exc)) from None
+        if state_name:
+            if state_name not in STATES:
+                raise gr.Error(f"state must be one of {', '.join(STATES)}")
+            state.set_state(res.id, state_name)
+        est = state.times().get(res.id)
+        return {"id": res.id, "title": res.title, "state": state.states().get(res.id, "unread"),
+                "time": est.to_dict() if est is not None else None}
+
+    def learning_path(topic: str = "") -> dict[str, Any]:
+        """The learner's path through the GPU reading list: states and time left per topic × tier and in all.
+
+        Args:
+            topic: Only topics whose name contains this text; empty for the whole path.
+
+        Returns:
+            summary, time_left (minutes, unknown count, label), states (counts), and groups (topic, tier,
+            time_left, states, resources with id, title, url, state and time), in the list's order.
+        """
+        data = state.learning_path().to_dict(list_url)
+        if topic:
+            data["groups"] = [g for g in data["groups"] if topic.lower() in str(g["topic"]).lower()]
+        return data
+
+    def explain(resource: str) -> dict[str, Any]:
+        """A short summary of one resource (key points, each cited to a passage of that resource's own text).
+
+        Args:
+            resource: The resource's id, URL or exact title.
+
+        Returns:
+            mode (generated, extracted or no-text) with its label, points (text and cite: passage number,
+            chunk_id, url, heading, start, end, quote), note, dropped.
+        """
+        return _digest_api(resource, "summary")
+
+    def quiz(resource: str) -> dict[str, Any]:
+        """Three self-check questions with answers about one resource, each cited to a passage of its own text.
+
+        Args:
+            resource: The resource's id, URL or exact title.
+
+        Returns:
+            mode, label, questions (question, answer, cite), note, dropped.
+        """
+        return _digest_api(resource, "quiz")
+
+    def _digest_api(resource: str, kind: str) -> dict[str, Any]:
+        from assistant.profile import resolve_resource
+
+        try:
+            res = resolve_resource((resource or "")[:2000], resources)
+            return state.digest_maker().digest(res.id, kind).to_dict()
+        except UserError as exc:
+            raise gr.Error(str(exc)) from None
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -419,6 +538,14 @@ def build_app(state: AppState) -> gr.Blocks:
                         interest = gr.Textbox(show_label=False, placeholder="What do you want to get good at? (Enter)",
                                               max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
                         next_panel = gr.HTML(elem_id="gg-next")
+                        gr.Markdown("### Summary & self-check")
+                        digest_panel = gr.HTML("<div class='gg-empty'>Press Summary or Self-check on a resource: "
+                                               "made from its own text, each point cited.</div>", elem_id="gg-digest")
+                        gr.Markdown("### Export")
+                        with gr.Row():
+                            export_md = gr.DownloadButton("My path (Markdown)", size="sm", elem_id="gg-export-md")
+                            export_anki = gr.DownloadButton("Self-checks (Anki CSV)", size="sm",
+                                                            elem_id="gg-export-anki")
 
             with gr.Tab("Index status", id="status"):
                 status = gr.HTML(elem_id="gg-status")
@@ -452,7 +579,13 @@ def build_app(state: AppState) -> gr.Blocks:
             trigger(guide_search, [g_query, *guide_filters], g_results, concurrency_id=SEARCH_CONCURRENCY,
                     concurrency_limit=wide, api_visibility="private")
         guide.select(toggle, [interest], [summary, plot, next_panel], api_visibility="private",
-                     show_progress="hidden", trigger_mode="multiple")
+                     show_progress="hidden", trigger_mode="multiple",
+                     ).then(exports, None, [export_md, export_anki], api_visibility="private", show_progress="hidden")
+        guide.select(guide_after_state, guide_filters, guide, api_visibility="private", show_progress="hidden",
+                     trigger_mode="multiple")
+        guide.select(digest_view, None, digest_panel, api_visibility="private", concurrency_id=CHAT_CONCURRENCY,
+                     concurrency_limit=wide, show_progress="minimal")
+        demo.load(exports, None, [export_md, export_anki], api_visibility="private", show_progress="hidden")
         interest.submit(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
 
         reingest.click(start_reingest, None, [job, timer], api_visibility="private")
@@ -465,6 +598,10 @@ def build_app(state: AppState) -> gr.Blocks:
         gr.api(search, api_name="search", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
         gr.api(ask, api_name="ask", concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide)
         gr.api(next_reads, api_name="next_reads", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
+        gr.api(reading_state, api_name="reading_state", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
+        gr.api(learning_path, api_name="learning_path", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
+        gr.api(explain, api_name="explain", concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide)
+        gr.api(quiz, api_name="quiz", concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide)
     return demo
 
 

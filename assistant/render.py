@@ -27,6 +27,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 PASSAGE_CHARS = 420  # a source's passage under a chat answer
 HIT_PASSAGE_CHARS = 300  # a search result's passage in the Guide tab
 ANY = "any"
+STATE_NAMES = ("unread", "reading", "read", "skipped")
 
 
 def _load(name: str) -> tuple[str, str, Callable[[], bool]] | None:
@@ -176,8 +177,20 @@ def filter_guide(resources: list[Resource], read: set[str], tier: str, topic: st
     return out
 
 
-def render_guide(resources: list[Resource], read: set[str], list_url: str) -> str:
-    """Topics → sections → tiers → resources, in the order given (the list's, see `list_order`)."""
+def render_guide(resources: list[Resource], read: set[str], list_url: str, states: dict[str, str] | None = None,
+                 times: dict[str, Any] | None = None, path: Any = None) -> str:
+    """Topics → sections → tiers → resources, in the order given (the list's, see `list_order`). With `states`
+    each resource has its reading state (unread / reading / read / skipped), with `times` its reading time, with
+    `path` (an `assistant.path.LearningPath`) each topic and tier its time left."""
+    left: dict[tuple[str, int | None], str] = {}
+    topic_left: dict[str, str] = {}
+    if path is not None:
+        from assistant.readtime import total
+
+        left = {(g.topic, g.tier): g.left.label() for g in path.groups}
+        for topic_name in dict.fromkeys(g.topic for g in path.groups):
+            topic_left[topic_name] = total(i.estimate for g in path.groups if g.topic == topic_name
+                                           for i in g.items if i.state in ("unread", "reading")).label()
     topics = []
     for topic, in_topic in groupby(resources, key=lambda r: r.topic):
         items = list(in_topic)
@@ -188,7 +201,8 @@ def render_guide(resources: list[Resource], read: set[str], list_url: str) -> st
         ]
         topics.append({"name": topic, "done": sum(1 for r in items if r.id in read), "total": len(items),
                        "sections": sections})
-    return render("guide.html", topics=topics, read=read, list_url=list_url)
+    return render("guide.html", topics=topics, read=read, list_url=list_url, states=states or {}, times=times or {},
+                  left=left, topic_left=topic_left, state_names=STATE_NAMES)
 
 
 def render_hits(hits: list[Any], list_url: str) -> str:
@@ -196,9 +210,28 @@ def render_hits(hits: list[Any], list_url: str) -> str:
     return render("hits.html", hits=hits, list_url=list_url)
 
 
-def render_plan(plan: Any, list_url: str) -> str:
-    """The "What next?" panel from a planner `Plan`."""
-    return render("plan.html", plan=plan, list_url=list_url)
+def render_plan(plan: Any, list_url: str, times: dict[str, Any] | None = None) -> str:
+    """The "What next?" panel from a planner `Plan`; with `times` each pick's reading time and the total."""
+    took = ""
+    if times:
+        from assistant.readtime import total
+
+        took = total(times[p.resource.id] for p in plan.picks if p.resource.id in times).label()
+    return render("plan.html", plan=plan, list_url=list_url, times=times or {}, took=took)
+
+
+def render_digest(digest: Any) -> str:
+    """A resource's summary or self-check (`assistant.digest.Digest`): how it was made, the points or the
+    questions (answers folded), and each cited passage's quoted sentence."""
+    cites = {}
+    for item in [*digest.points, *digest.questions]:
+        cites.setdefault(item.cite.n, item.cite)
+    return render("digest.html", d=digest, cites=[cites[n] for n in sorted(cites)])
+
+
+def path_summary(path: Any) -> str:
+    """Markdown (numbers only): states over the whole list and the time left."""
+    return f"**{path.summary()}**"
 
 
 def progress_summary(rows: list[ProgressRow]) -> str:
