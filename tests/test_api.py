@@ -15,7 +15,7 @@ from assistant.cli import main
 from core.errors import UserError
 from core.settings import UISettings
 
-API_NAMES = {"/search", "/ask", "/next_reads"}
+API_NAMES = {"/search", "/ask", "/next_reads", "/reading_state", "/learning_path", "/explain", "/quiz"}
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +31,16 @@ def client(server: AppServer) -> Client:
     return Client(server.url, verbose=False)
 
 
-def test_only_the_three_named_endpoints_are_public(client: Client) -> None:
+def test_only_the_named_endpoints_are_public(client: Client) -> None:
     info = client.view_api(print_info=False, return_format="dict")
     assert set(info["named_endpoints"]) == API_NAMES
     assert not info["unnamed_endpoints"]
 
 
-def test_mcp_exposes_the_same_three_tools_with_described_arguments(server: AppServer) -> None:
+def test_mcp_exposes_the_same_tools_with_described_arguments(server: AppServer) -> None:
     tools = httpx.get(server.url + "gradio_api/mcp/schema", timeout=30).json()
     by_name = {t["name"]: t for t in tools}
-    assert set(by_name) == {"search", "ask", "next_reads"}
+    assert set(by_name) == {name.lstrip("/") for name in API_NAMES}
     props = by_name["search"]["inputSchema"]["properties"]
     assert props["query"]["type"] == "string" and "tier" in props["tier"]["description"]
     assert by_name["ask"]["inputSchema"]["required"] == ["question"]
