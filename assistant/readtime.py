@@ -76,7 +76,7 @@ class Total:
         if not self.count:
             return "nothing left"
         if self.minutes == 0 and self.unknown:
-            return f"unknown ({self.unknown} without a time)"
+            return f"{self.unknown} unknown"
         more = f" + {self.unknown} unknown" if self.unknown else ""
         return f"{format_minutes(self.minutes)}{more}"
 

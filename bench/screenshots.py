@@ -87,6 +87,24 @@ def guide(page: Any) -> None:
     page.wait_for_timeout(800)  # the plot draws after its data arrives
 
 
+@shot("learning", "the guide tab with reading states, time left per topic × tier, the plan with its time, "
+                  "and one resource's summary cited to its passages")
+def learning(page: Any) -> None:
+    page.set_viewport_size({"width": 1280, "height": 1500})
+    page.get_by_role("tab", name="Guide").click()
+    page.locator("#gg-next li").first.wait_for()
+    picks = page.locator("#gg-next li").evaluate_all("els => els.map(e => e.dataset.rid)")
+    reading = next((rid for rid in picks[1:] if page.locator(
+        f"#gg-guide .gg-res[data-rid='{rid}'] .gg-time").inner_text() != "unknown"), picks[-1])
+    page.locator(f"#gg-guide select.gg-state[data-rid='{reading}']").select_option("reading")
+    page.wait_for_function(f"() => document.querySelector('#gg-next li')?.dataset.rid === '{reading}'")
+    page.locator(f"#gg-guide select.gg-state[data-rid='{picks[0]}']").select_option("skipped")
+    page.wait_for_function(f"() => !document.querySelector(\"#gg-next li[data-rid='{picks[0]}']\")")
+    page.locator(f"#gg-guide button.gg-explain[data-rid='{reading}'][data-kind='summary']").click()
+    page.locator(f"#gg-digest .gg-digest[data-rid='{reading}']").wait_for(timeout=ANSWER_TIMEOUT_MS)
+    page.wait_for_timeout(800)
+
+
 @shot("status", "the index status tab: pages, index, the list's version")
 def status(page: Any) -> None:
     page.get_by_role("tab", name="Index status").click()
