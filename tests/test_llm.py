@@ -207,9 +207,9 @@ def test_openai_backend_answers_through_a_real_local_server(llm_assistant, opena
     events = list(llm_assistant.stream(Query(QUESTION, backend="openai")))
     assert any(e.kind == "token" for e in events)
     final = events[-1].answer
-    assert final.backend in ("openai", "extractive", "")
-    if final.route == "search":
-        assert_cited_format(final.text, final.citations)
+    assert final.route == "search" and final.backend == "openai", (final.backend, final.fallback)
+    assert_cited_format(final.text, final.citations)
+    assert_citations_valid(final)
 
 
 def test_unreachable_openai_server_is_a_clear_error_and_the_answer_falls_back(tmp_path, llm_assistant):
