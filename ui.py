@@ -24,13 +24,13 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import gradio as gr  # noqa: E402
-import pandas as pd  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from assistant.app_auth import RequireLogin  # noqa: E402
-from assistant.app_state import AppState, ProgressRow  # noqa: E402
+from assistant.app_state import AppState  # noqa: E402
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query  # noqa: E402
 from assistant.followup import Turn  # noqa: E402
+from assistant.progress_grid import render_progress_grid  # noqa: E402
 from assistant.records import Answer  # noqa: E402
 from assistant.render import (  # noqa: E402
     ANY,
@@ -98,23 +98,6 @@ def check_bind(ui: UISettings) -> tuple[str, str] | None:
     return (ui.auth_user, ui.auth_password)
 
 
-# --- progress plot -----------------------------------------------------------------------------
-
-TIER_COLORS = {"Tier 1": "#2f7ebc", "Tier 2": "#f28e2b", "Tier 3": "#59a14f", "Untiered": "#9c9c9c"}
-
-
-def group_label(row: ProgressRow) -> str:
-    # Tier first: a long topic name is cut at the end of the axis label, the tier must stay.
-    return f"{'T' + str(row.tier) if row.tier is not None else 'All'} · {row.topic}"
-
-
-def progress_frame(rows: list[ProgressRow]) -> pd.DataFrame:
-    """One bar per topic × tier: the share read, with the counts for the tooltip."""
-    return pd.DataFrame(
-        [{"group": group_label(r), "topic": r.topic, "tier": tier_label(r.tier), "percent": r.percent,
-          "read": r.read, "total": r.total} for r in rows],
-        columns=["group", "topic", "tier", "percent", "read", "total"],
-    )
 
 
 # --- chat --------------------------------------------------------------------------------------
@@ -245,12 +228,12 @@ def build_app(state: AppState) -> gr.Blocks:
         return render_guide(filter_guide(resources, read, tier, topic, kind, unread), read, list_url,
                             states=state.states(), times=state.times(), path=state.learning_path())
 
-    def progress_view(interest: str) -> tuple[str, pd.DataFrame, str]:
+    def progress_view(interest: str) -> tuple[str, str, str]:
         rows = state.progress()
         plan = render_plan(state.plan(interest=interest or "", k=5), list_url, times=state.times())
-        return f"{progress_summary(rows)} · {path_summary(state.learning_path())}", progress_frame(rows), plan
+        return f"{progress_summary(rows)} · {path_summary(state.learning_path())}", render_progress_grid(rows), plan
 
-    def toggle(interest: str, evt: gr.SelectData) -> tuple[str, pd.DataFrame, str]:
+    def toggle(interest: str, evt: gr.SelectData) -> tuple[str, str, str]:
         value = str(evt.value or "")
         if value.startswith("digest:"):  # a Summary / Self-check button: digest_view answers it
             return gr.skip(), gr.skip(), gr.skip()
@@ -318,7 +301,7 @@ def build_app(state: AppState) -> gr.Blocks:
                          visible=bool(ids))
 
     def add_understood(answers: list[dict[str, Any]], interest: str, tier: str, topic: str, kind: str,
-                       unread: bool) -> tuple[gr.Button, str, pd.DataFrame, str, str]:
+                       unread: bool) -> tuple[gr.Button, str, str, str, str]:
         last = answers[-1] if answers else {}
         known = {r.id for r in resources}
         ids = [i for i in last.get("read_ids", []) if i in known] if last.get("route") == "next" else []
@@ -512,14 +495,15 @@ def build_app(state: AppState) -> gr.Blocks:
 
             with gr.Tab("Guide", id="guide"):
                 rows = state.progress()
-                summary = gr.Markdown(elem_id="gg-summary")
-                plot = gr.BarPlot(
-                    progress_frame(rows), x="group", y="percent", color="tier", color_map=TIER_COLORS,
-                    colors_in_legend=[t for t in TIER_COLORS if any(tier_label(r.tier) == t for r in rows)],
-                    title="Completion per topic × tier", x_title=" ", y_title="% read", y_lim=[0, 100],
-                    sort=[group_label(r) for r in rows], x_label_angle=-45, height=300, tooltip="all",
-                    elem_id="gg-plot", show_label=False,
-                )
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        summary = gr.Markdown(elem_id="gg-summary")
+                        plot = gr.HTML(render_progress_grid(rows), elem_id="gg-grid")
+                    with gr.Column(scale=2):
+                        gr.Markdown("### What next?")
+                        interest = gr.Textbox(show_label=False, placeholder="What do you want to get good at? (Enter)",
+                                              max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
+                        next_panel = gr.HTML(elem_id="gg-next")
                 with gr.Row():
                     with gr.Column(scale=3):
                         with gr.Row():
@@ -534,10 +518,6 @@ def build_app(state: AppState) -> gr.Blocks:
                         g_results = gr.HTML(elem_id="gg-results")
                         guide = gr.HTML(elem_id="gg-guide", js_on_load=asset("toggle.js"))
                     with gr.Column(scale=2):
-                        gr.Markdown("### What next?")
-                        interest = gr.Textbox(show_label=False, placeholder="What do you want to get good at? (Enter)",
-                                              max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
-                        next_panel = gr.HTML(elem_id="gg-next")
                         gr.Markdown("### Summary & self-check")
                         digest_panel = gr.HTML("<div class='gg-empty'>Press Summary or Self-check on a resource: "
                                                "made from its own text, each point cited.</div>", elem_id="gg-digest")

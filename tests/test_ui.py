@@ -147,10 +147,10 @@ def test_crawled_html_and_titles_render_as_text(page: Page) -> None:
 
 
 def _bars(page: Page) -> dict[str, str]:
-    labels = page.page.locator("#gg-plot [aria-roledescription='bar']").evaluate_all(
+    labels = page.page.locator("#gg-grid td.gg-cell[data-topic]").evaluate_all(
         "els => els.map(e => e.getAttribute('aria-label'))"
     )
-    return {lbl.split(";")[0].split(":", 1)[1].strip(): lbl for lbl in labels if lbl}  # "<x title>: <group>; …"
+    return {lbl.split(":")[0]: lbl for lbl in labels if lbl}  # "<topic> · <tier>: <read> of <total> read"
 
 
 def _progress(page: Page) -> tuple[int, list[str], dict[str, str]]:
@@ -162,7 +162,7 @@ def _progress(page: Page) -> tuple[int, list[str], dict[str, str]]:
 
 def test_ticking_read_updates_progress_and_next_and_survives_a_restart(page: Page, server: AppServer) -> None:
     page.tab("Guide")
-    page.page.locator("#gg-plot [aria-roledescription='bar']").first.wait_for(state="attached")
+    page.page.locator("#gg-grid td.gg-cell").first.wait_for(state="attached")
     read, picks, bars = _progress(page)
     target = picks[0]
     box = page.page.locator(f"#gg-guide input.gg-check[data-rid='{target}']")
@@ -181,7 +181,7 @@ def test_ticking_read_updates_progress_and_next_and_survives_a_restart(page: Pag
     page.tab("Guide")
     page.page.locator(f"#gg-guide input.gg-check[data-rid='{target}']").wait_for()
     assert page.page.locator(f"#gg-guide input.gg-check[data-rid='{target}']").is_checked()
-    page.page.locator("#gg-plot [aria-roledescription='bar']").first.wait_for(state="attached")
+    page.page.locator("#gg-grid td.gg-cell").first.wait_for(state="attached")
     page.page.wait_for_function("() => /Read \\d+ of/.test(document.querySelector('#gg-summary').innerText)")
     assert _progress(page) == (read_after, picks_after, bars_after)
 
