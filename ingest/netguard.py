@@ -118,9 +118,9 @@ def check_addresses(host: str, addresses: Iterable[str], crawl: CrawlSettings) -
 
 
 def resolve_sync(host: str, port: int) -> list[str]:
-    """All addresses getaddrinfo gives for a host."""
+    """All addresses getaddrinfo gives for a host, in its order (connections try them in turn)."""
     infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
-    return sorted({str(info[4][0]) for info in infos})
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))  # the resolver's preference order
 
 
 async def resolve(host: str, port: int) -> list[str]:
