@@ -149,11 +149,13 @@ class Server:
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
         self.url = ""
+        self.output: list[str] = []
         ready = threading.Event()
 
         def pump() -> None:
             assert self.proc.stdout is not None
             for line in self.proc.stdout:
+                self.output = [*self.output[-20:], line.rstrip()]
                 if line.startswith("gpuguide: serving on "):
                     self.url = line.split()[3]
                     ready.set()
@@ -162,7 +164,7 @@ class Server:
         threading.Thread(target=pump, daemon=True).start()
         if not ready.wait(300) or not self.url:
             self.stop()
-            raise SystemExit("the app did not start")
+            raise SystemExit("the app did not start:\n" + "\n".join(self.output))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -198,6 +200,7 @@ def main() -> int:
     report: dict[str, Any] = {"home": str(source), "backend": args.backend, "shots": {}}
     with tempfile.TemporaryDirectory(prefix="gpuguide-shots-") as tmp:
         home = copy_home(source, Path(tmp) / "home")
+        gpuguide(home, "index")  # brings an index made by an older version up to date (embeddings are cached)
         mark_progress(home)
         server = Server(home, args.backend)
         try:
