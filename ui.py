@@ -28,6 +28,8 @@ from starlette.middleware import Middleware  # noqa: E402
 
 from assistant.app_auth import RequireLogin  # noqa: E402
 from assistant.app_state import AppState  # noqa: E402
+from assistant.backends import backend_statuses  # noqa: E402
+from assistant.backends import default_backend as default_backend_for  # noqa: E402
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query  # noqa: E402
 from assistant.followup import Turn  # noqa: E402
 from assistant.progress_grid import render_progress_grid  # noqa: E402
@@ -41,18 +43,22 @@ from assistant.render import (  # noqa: E402
     render_answer,
     render_digest,
     render_error,
+    render_backends,
     render_guide,
+    render_header,
     render_hits,
     render_job,
     render_plan,
     render_searching,
     render_status,
     render_streaming,
+    render_tab_heading,
     render_user,
     safe_url,  # noqa: F401  (re-exported: tests and callers reach it as ui.safe_url)
     tier_label,
 )
 from assistant.serialize import answer_dict, hits_list, plan_dict  # noqa: E402
+from assistant.theme import app_theme  # noqa: E402
 from core.errors import UserError  # noqa: E402
 from core.settings import Settings, UISettings  # noqa: E402
 
@@ -117,7 +123,8 @@ def _tier(value: str | None) -> int | None:
 
 def _turns(answers: list[dict[str, Any]]) -> list[Turn]:
     return [
-        Turn(a["question"], a.get("standalone_question") or a["question"], [c["title"] for c in a.get("citations", [])])
+        Turn(a["question"], a.get("standalone_question") or a["question"], [c["title"] for c in a.get("citations", [])],
+             [c.get("resource_id", "") for c in a.get("citations", [])])
         for a in answers
     ]
 
@@ -205,9 +212,10 @@ def build_app(state: AppState) -> gr.Blocks:
     # --- handlers ------------------------------------------------------------------------------
 
     def echo(message: str, history: Messages) -> tuple[gr.Textbox, gr.Button, Messages, str]:
-        # One question at a time per conversation: a second one sent mid-answer would interleave the two.
+        # One question at a time per conversation: a second one sent mid-answer would interleave the two. The
+        # box stays enabled (a disabled box loses the focus): chat.js holds Enter back while an answer is written.
         history, asked = user_turn(message, history)
-        return gr.Textbox(value="", interactive=False), gr.Button(interactive=False), history, asked
+        return gr.Textbox(value=""), gr.Button(interactive=False), history, asked
 
     def unlock() -> tuple[gr.Textbox, gr.Button]:
         return gr.Textbox(interactive=True), gr.Button(interactive=True)
@@ -277,7 +285,14 @@ def build_app(state: AppState) -> gr.Blocks:
         if not query:
             return ""
         hits = state.search(query, k=8, tier=_tier(tier), topic=_opt(topic), kind=_opt(kind), unread_only=bool(unread))
-        return render_hits(hits, list_url)
+        outcome = state.assistant().searcher.outcome(query, hits) if hits else "out_of_scope"
+        return render_hits(hits, list_url, outcome=outcome, read=state.read_ids())
+
+    def backend_view() -> tuple[gr.Radio, str]:
+        """On each page load: which backends answer now (a server started since shows up after a reload)."""
+        found = backend_statuses(settings)
+        return (gr.Radio(choices=[(b.label, b.name) for b in found if b.available],
+                         value=default_backend_for(settings, found)), render_backends(found))
 
     def status_view() -> str:
         return render_status(state.index_status())
@@ -463,29 +478,38 @@ def build_app(state: AppState) -> gr.Blocks:
     # --- layout --------------------------------------------------------------------------------
 
     with gr.Blocks(title="gpuguide", analytics_enabled=False) as demo:
-        gr.Markdown("## gpuguide · GPU performance engineering, from the tiered reading list")
+        gr.HTML(render_header(), elem_id="gg-header")
         with gr.Tabs():
             with gr.Tab("Chat", id="chat"):
+                gr.HTML(render_tab_heading("chat"), elem_classes="gg-tab-heading")
                 chatbot = gr.Chatbot(
-                    label="Answers cite the guide", elem_id="gg-chat", height=520, render_markdown=False,
-                    latex_delimiters=[], feedback_options=None, buttons=["copy"], group_consecutive_messages=False,
+                    show_label=False, elem_id="gg-chat", height="calc(100dvh - 330px)", min_height=320,
+                    render_markdown=False, latex_delimiters=[], feedback_options=None, buttons=["copy"],
+                    group_consecutive_messages=False, autoscroll=False,
                     placeholder="Ask about GPU performance engineering; answers cite the reading list.",
                 )
-                with gr.Row():
-                    question = gr.Textbox(show_label=False, placeholder="Ask a question (Enter to send)", scale=8,
+                with gr.Row(elem_id="gg-ask-row", equal_height=True):
+                    question = gr.Textbox(label="Your question", show_label=False, scale=8, min_width=200,
+                                          placeholder="Ask a question (Enter to send, Shift+Enter for a new line)",
                                           max_length=MAX_QUESTION_CHARS, elem_id="gg-question", autofocus=True)
-                    send = gr.Button("Ask", variant="primary", scale=1, elem_id="gg-ask")
+                    send = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="gg-ask")
                 gr.Examples(EXAMPLES, inputs=[question], label="Examples")
-                with gr.Accordion("Settings", open=False):
+                with gr.Accordion("Settings", open=False, elem_id="gg-settings"):
+                    statuses = backend_statuses(settings)
                     with gr.Row():
-                        backend = gr.Radio(BACKENDS, value=default_backend, label="Answer with",
-                                           info="extractive: quoted sentences, no LLM")
-                        k = gr.Slider(1, 8, value=3, step=1, label="Sources (k)")
+                        backend = gr.Radio([(b.label, b.name) for b in statuses if b.available],
+                                           value=default_backend_for(settings, statuses), label="Answer with",
+                                           elem_id="gg-backend")
+                        k = gr.Slider(1, 8, value=3, step=1, label="Sources per answer",
+                                      info="How many resources an answer may draw on (more: broader, slower)")
+                    backend_help = gr.HTML(render_backends(statuses), elem_id="gg-backend-help")
                     with gr.Row():
-                        c_tier = gr.Dropdown([ANY, *tiers], value=ANY, label="Tier")
-                        c_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic")
-                        c_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind")
-                        c_unread = gr.Checkbox(False, label="Unread only")
+                        c_tier = gr.Dropdown([ANY, *tiers], value=ANY, label="Tier",
+                                             info="Only cite this tier (1 essential, 2 deeper, 3 advanced)")
+                        c_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic", info="Only cite this topic")
+                        c_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind", info="Only cite papers, blogs, …")
+                        c_unread = gr.Checkbox(False, label="Only what I have not read",
+                                               info="Leave out resources ticked as read in the Guide tab")
                 add_reads = gr.Button("Add these to my reads", visible=False, size="sm", elem_id="gg-add-reads")
                 clear = gr.Button("New conversation", size="sm")
                 answers = gr.State([])  # final Answers as dicts: the follow-up rewrite's history
@@ -494,6 +518,7 @@ def build_app(state: AppState) -> gr.Blocks:
                 asked = gr.Textbox(visible=False)
 
             with gr.Tab("Guide", id="guide"):
+                gr.HTML(render_tab_heading("guide"), elem_classes="gg-tab-heading")
                 rows = state.progress()
                 with gr.Row():
                     with gr.Column(scale=3):
@@ -501,7 +526,8 @@ def build_app(state: AppState) -> gr.Blocks:
                         plot = gr.HTML(render_progress_grid(rows), elem_id="gg-grid")
                     with gr.Column(scale=2):
                         gr.Markdown("### What next?")
-                        interest = gr.Textbox(show_label=False, placeholder="What do you want to get good at? (Enter)",
+                        interest = gr.Textbox(label="What do you want to get good at?", show_label=False,
+                                              placeholder="What do you want to get good at? (Enter)",
                                               max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
                         next_panel = gr.HTML(elem_id="gg-next")
                 with gr.Row():
@@ -512,10 +538,11 @@ def build_app(state: AppState) -> gr.Blocks:
                             g_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind", min_width=100)
                             g_unread = gr.Checkbox(False, label="Unread only", min_width=100)
                         with gr.Row():
-                            g_query = gr.Textbox(show_label=False, placeholder="Search the guide (hybrid, no LLM)",
-                                                 scale=6, max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
+                            g_query = gr.Textbox(label="Search the guide", show_label=False, scale=6, min_width=200,
+                                                 placeholder="Search the guide (words and meaning, no model)",
+                                                 max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
                             g_go = gr.Button("Search", scale=1, min_width=100)
-                        g_results = gr.HTML(elem_id="gg-results")
+                        g_results = gr.HTML(elem_id="gg-results", js_on_load=asset("toggle.js"))
                         guide = gr.HTML(elem_id="gg-guide", js_on_load=asset("toggle.js"))
                     with gr.Column(scale=2):
                         gr.Markdown("### Summary & self-check")
@@ -528,8 +555,9 @@ def build_app(state: AppState) -> gr.Blocks:
                                                             elem_id="gg-export-anki")
 
             with gr.Tab("Index status", id="status"):
+                gr.HTML(render_tab_heading("status"), elem_classes="gg-tab-heading")
                 status = gr.HTML(elem_id="gg-status")
-                with gr.Row():
+                with gr.Row(elem_id="gg-reingest-row"):
                     reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0,
                                          min_width=280)
                     job = gr.HTML(render_job(state.job), elem_id="gg-job")
@@ -566,6 +594,10 @@ def build_app(state: AppState) -> gr.Blocks:
         guide.select(digest_view, None, digest_panel, api_visibility="private", concurrency_id=CHAT_CONCURRENCY,
                      concurrency_limit=wide, show_progress="minimal")
         demo.load(exports, None, [export_md, export_anki], api_visibility="private", show_progress="hidden")
+        # a search result's read box: the same toggle, then the guide redrawn so both lists agree
+        g_results.select(toggle, [interest], [summary, plot, next_panel], api_visibility="private",
+                         show_progress="hidden", trigger_mode="multiple",
+                         ).then(guide_view, guide_filters, guide, api_visibility="private", show_progress="hidden")
         interest.submit(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
 
         reingest.click(start_reingest, None, [job, timer], api_visibility="private")
@@ -574,6 +606,7 @@ def build_app(state: AppState) -> gr.Blocks:
         demo.load(guide_view, guide_filters, guide, api_visibility="private")
         demo.load(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
         demo.load(status_view, None, status, api_visibility="private")
+        demo.load(backend_view, None, [backend, backend_help], api_visibility="private", show_progress="hidden")
 
         gr.api(search, api_name="search", concurrency_id=SEARCH_CONCURRENCY, concurrency_limit=wide)
         gr.api(ask, api_name="ask", concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide)
@@ -601,6 +634,7 @@ def start(settings: Settings, state: AppState | None = None) -> tuple[gr.Blocks,
             server_name=settings.ui.host, server_port=settings.ui.port, share=False, auth=auth,
             mcp_server=True, prevent_thread_lock=True, quiet=True, show_error=False, ssr_mode=False,
             enable_monitoring=False, footer_links=["api"], css=asset("app.css"), max_file_size="1mb",
+            theme=app_theme(), js=asset("chat.js"),
             app_kwargs={"middleware": guard},
         )
     except OSError as exc:

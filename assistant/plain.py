@@ -3,7 +3,7 @@ as "strong / weak / no good match", instead of ISO timestamps and raw scores."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from typing import Any
 
 # index/records.py OUTCOMES → what the learner reads next to a result list
@@ -27,7 +27,7 @@ def parse_time(value: str | datetime | None) -> datetime | None:
             when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
         except ValueError:
             return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def ago(value: str | datetime | None, now: datetime | None = None) -> str:
@@ -35,7 +35,7 @@ def ago(value: str | datetime | None, now: datetime | None = None) -> str:
     when = parse_time(value)
     if when is None:
         return ""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     seconds = (now - when).total_seconds()
     if seconds < 0:
         return "just now" if seconds > -60 else "in the future (check the clock)"
@@ -98,7 +98,7 @@ def status_facts(status: Any, now: datetime | None = None) -> list[tuple[str, st
                       f"text yet: answers about them use the list's one-line note. {fix}"))
     if status.pages_failed:
         facts.append(("Failed pages",
-                      f"{count_noun(status.pages_failed, 'page')} could not be fetched last time (listed below): answers "
+                      f"{count_noun(status.pages_failed, 'page')} failed last time (listed below with the reason): answers "
                       "use what an earlier crawl stored, else the list's note. Re-ingest tries them again."))
     if status.pages_skipped:
         facts.append(("Skipped pages",

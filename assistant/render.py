@@ -20,6 +20,9 @@ from jinja2 import Environment, FunctionLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from assistant.app_state import IndexStatus, IngestJob, ProgressRow
+from assistant.backends import BackendStatus
+from assistant.plain import outcome_word, status_facts, when_text
+from assistant.snippets import snippet_html
 from assistant.records import Answer, Citation
 from core.records import Resource
 
@@ -98,7 +101,13 @@ def text_with_links(text: str, citations: list[Citation]) -> Markup:
     return Markup("").join(out)
 
 
-ENV.globals.update(safe_url=safe_url, trim=trim, tier_label=tier_label, size=size, lines=lines,
+def snippet(markdown: str, limit: int) -> Markup:
+    """A passage's Markdown as escaped prose (assistant/snippets.py builds it from escaped parts)."""
+    return Markup(snippet_html(markdown, limit))
+
+
+ENV.globals.update(safe_url=safe_url, trim=trim, tier_label=tier_label, size=size, lines=lines, snippet=snippet,
+                   when_text=when_text,
                    PASSAGE_CHARS=PASSAGE_CHARS, HIT_PASSAGE_CHARS=HIT_PASSAGE_CHARS)
 
 
@@ -205,9 +214,12 @@ def render_guide(resources: list[Resource], read: set[str], list_url: str, state
                   left=left, topic_left=topic_left, state_names=STATE_NAMES)
 
 
-def render_hits(hits: list[Any], list_url: str) -> str:
-    """Guide-tab search results: index `ResourceHit`s, each with its best passage (or the catalog note)."""
-    return render("hits.html", hits=hits, list_url=list_url)
+def render_hits(hits: list[Any], list_url: str, outcome: str = "answer", read: set[str] | None = None) -> str:
+    """Guide-tab search results in the order the search scored them: the outcome in words above them (a weak
+    or no match says so), each hit with its best passage as prose (or the catalog note) and a read box."""
+    word, sentence = outcome_word(outcome)
+    return render("hits.html", hits=hits, list_url=list_url, outcome=outcome, outcome_word=word,
+                  outcome_sentence=sentence, read=read or set())
 
 
 def render_plan(plan: Any, list_url: str, times: dict[str, Any] | None = None) -> str:
@@ -245,7 +257,31 @@ def progress_summary(rows: list[ProgressRow]) -> str:
 
 
 def render_status(status: IndexStatus) -> str:
-    return render("status.html", status=status)
+    """The index status as sentences that say what each number means for answers and what to do about it."""
+    return render("status.html", status=status, facts=status_facts(status))
+
+
+# --- page furniture -------------------------------------------------------------------------------
+
+TAB_HEADINGS = {
+    "chat": ("Ask the guide", "Answers quote and cite the reading list; each [n] links to its source."),
+    "guide": ("The guide", "The reading list by topic and tier: tick what you have read, search it, see what is next."),
+    "status": ("Index status", "What the assistant knows about each resource, and how to give it more."),
+}
+
+
+def render_header() -> str:
+    return render("header.html")
+
+
+def render_tab_heading(tab: str) -> str:
+    title, line = TAB_HEADINGS[tab]
+    return render("tab_heading.html", title=title, line=line)
+
+
+def render_backends(statuses: list[BackendStatus]) -> str:
+    """One line of help per answer backend; the unusable ones say why and how to make them usable."""
+    return render("backends.html", statuses=statuses)
 
 
 def render_job(job: IngestJob) -> str:

@@ -118,7 +118,7 @@ def test_a_question_gets_a_cited_answer_with_its_place_in_the_list(page: Page) -
     assert re.search(r"Attention & Memory-Bound Kernels › FlashAttention · Tier 1", place.inner_text())
     assert place.get_attribute("href").endswith("#flashattention")
     assert "attention matrix" in first.locator(".gg-passage").inner_text()
-    assert re.search(r"score \d\.\d\d", first.inner_text())
+    assert "score" not in first.inner_text()  # no raw numbers: a weak match is said in words
     page.page.screenshot(path=str(shot_dir() / "chat.png"))
 
     follow = page.ask("and the first one?")  # rewritten from the previous turn's citations
@@ -210,11 +210,11 @@ def test_a_reading_plan_answer_offers_one_click_to_add_what_it_understood(page: 
 def test_reingest_runs_in_the_background_and_chat_keeps_answering(page: Page) -> None:
     page.tab("Index status")
     status = page.page.locator("#gg-status")
-    status.get_by_text("Resources in the catalog").wait_for()
+    status.get_by_text("Without page text").wait_for()
     page.page.locator("#gg-reingest").click()
     page.page.locator("#gg-job .gg-job-done").wait_for(timeout=120_000)
     # Offline with no archives: every resource is now known by its catalog card only.
-    assert re.search(r"catalog card\s+11\b", status.inner_text())
+    assert "11 resources have no page text yet" in status.inner_text()
 
 
 def test_chat_answers_while_a_reingest_is_still_crawling(
