@@ -347,6 +347,7 @@ def generate(resource: Resource, chunks: list[Chunk], settings: Settings, embedd
                 continue
             cite = _best_cite(claim.text, evidence.source(claim.sources[0]), embedder, numbers, chunk_by_id)
             digest.questions.append(SelfCheck(q, _plain(claim.text), cite))
+    digest.points, digest.questions = digest.points[:k], digest.questions[:k]  # a sentence split in two
     if not (digest.points or digest.questions):
         why = f"none of the model's {digest.dropped or 'sentences'} sentences was supported by the passages it cited"
         fallback = extracted(resource, chunks, embedder, kind, k, note=why, idf=idf)
