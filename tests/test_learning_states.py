@@ -92,3 +92,34 @@ def test_a_skipped_item_lets_the_topic_move_to_its_next_tier(catalog: list[Resou
 def test_a_reading_item_that_is_also_read_is_not_picked(catalog: list[Resource]) -> None:
     plan = plan_next(catalog, {"papers-example-org-raft"}, k=3, reading_ids={"papers-example-org-raft"})
     assert "papers-example-org-raft" not in {p.resource.id for p in plan.picks}
+
+
+def test_the_chat_plan_says_how_long_its_picks_take(catalog: list[Resource]) -> None:
+    from assistant.planner import explain
+    from assistant.reading import Understanding
+    from assistant.readtime import Estimate
+
+    plan = plan_next(catalog, set(), k=2)
+    times = {plan.picks[0].resource.id: Estimate(plan.picks[0].resource.id, 12, "text", 2400),
+             plan.picks[1].resource.id: Estimate(plan.picks[1].resource.id, None, "unknown")}
+    text = explain(Understanding(read=[], mentions=[], interest={}, interest_text=""), plan, set(), times)
+    assert f"1. {plan.picks[0].resource.title} (12 min)" in text
+    assert f"2. {plan.picks[1].resource.title} (unknown)" in text
+    assert text.splitlines()[-1] == "Reading time of these picks: 12 min + 1 unknown."
+
+
+def test_cli_read_sets_any_state_and_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
+    from assistant.cli import main
+    from ingest.catalog import load_catalog
+
+    first, second = [r.id for r in load_catalog()[:2]]
+    assert main(["read", "reading", first]) == 0
+    assert main(["read", "skip", second]) == 0
+    capsys.readouterr()
+    assert main(["read", "list"]) == 0
+    listed = [line.split("\t")[:2] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [["reading", first], ["skipped", second]]
+    assert main(["next", "--k", "2", "--json"]) == 0
+    picks = json.loads(capsys.readouterr().out)["picks"]
+    assert picks[0]["id"] == first and second not in {p["id"] for p in picks}
+    assert picks[0]["time"]["minutes"] is None  # no pages ingested in this data dir: unknown, not guessed
