@@ -15,7 +15,9 @@ from jinja2 import UndefinedError
 from assistant import render
 from assistant.app_state import IndexStatus, IngestJob
 from assistant.cli import main
+from assistant.digest import Cite, Digest, Point, SelfCheck
 from assistant.planner import Pick, Plan
+from assistant.readtime import Estimate
 from assistant.records import Answer, Citation, Dropped
 from assistant.serialize import answer_dict, hit_dict, plan_dict
 from core.records import Chunk, Resource
@@ -63,6 +65,12 @@ def evil_answer(route: str = "search") -> Answer:
                   fallback=EVIL, weak=True, dropped=[Dropped(EVIL, EVIL)])
 
 
+def evil_digest() -> Digest:
+    cite = Cite(1, "warp-xss:0", "https://example.org/warp", EVIL, 0, 10, EVIL)
+    return Digest("warp-xss", EVIL, "summary", "generated", "hash", points=[Point(EVIL, cite)],
+                  questions=[SelfCheck(EVIL, EVIL, cite)], note=EVIL, dropped=1)
+
+
 def evil_job() -> IngestJob:
     job = IngestJob()
     job.phase, job.message = EVIL, EVIL
@@ -79,7 +87,9 @@ RENDERS: dict[str, Callable[[], str]] = {
     "user.html": lambda: render.render_user(EVIL),
     "error.html": lambda: render.render_error(EVIL),
     "searching.html": render.render_searching,
-    "guide.html": lambda: render.render_guide([evil_resource()], {"warp-xss"}, LIST_URL),
+    "guide.html": lambda: render.render_guide([evil_resource()], {"warp-xss"}, LIST_URL, states={"warp-xss": "read"},
+                                              times={"warp-xss": Estimate("warp-xss", 5, EVIL, 900, EVIL)}),
+    "digest.html": lambda: render.render_digest(evil_digest()),
     "hits.html": lambda: render.render_hits([ResourceHit(evil_resource(), 1.0, [(evil_chunk(), 0.9)], 0.9)], LIST_URL),
     "plan.html": lambda: render.render_plan(Plan([Pick(evil_resource(), EVIL)]), LIST_URL),
     "status.html": lambda: render.render_status(IndexStatus(index_type=EVIL, model=EVIL, built_at=EVIL,
