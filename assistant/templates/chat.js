@@ -21,9 +21,9 @@
       const q = questions[questions.length - 1];
       const area = scroller(q);
       if (area) {
-        const top = q.getBoundingClientRect().top - area.getBoundingClientRect().top + area.scrollTop;
-        area.scrollTop = Math.max(0, top - 8);
-        if (area.scrollTop > 0) placed = questions.length;
+        const target = Math.max(0, q.getBoundingClientRect().top - area.getBoundingClientRect().top + area.scrollTop - 8);
+        area.scrollTop = target;
+        if (Math.abs(area.scrollTop - target) < 2) placed = questions.length;  // else: retried as the answer grows
       }
     }
     const b = box();
