@@ -20,6 +20,7 @@ from jinja2 import Environment, FunctionLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from assistant.app_state import IndexStatus, IngestJob, ProgressRow
+from assistant.backends import LABELS as BACKEND_LABELS
 from assistant.backends import BackendStatus
 from assistant.plain import outcome_word, status_facts, when_text
 from assistant.snippets import snippet_html
@@ -107,7 +108,7 @@ def snippet(markdown: str, limit: int) -> Markup:
 
 
 ENV.globals.update(safe_url=safe_url, trim=trim, tier_label=tier_label, size=size, lines=lines, snippet=snippet,
-                   when_text=when_text,
+                   when_text=when_text, backend_label=lambda name: BACKEND_LABELS.get(name, name),
                    PASSAGE_CHARS=PASSAGE_CHARS, HIT_PASSAGE_CHARS=HIT_PASSAGE_CHARS)
 
 

@@ -116,6 +116,8 @@ def _report(violations: list[dict[str, object]]) -> str:
 
 def test_no_serious_accessibility_violation_on_any_tab(desktop: App) -> None:
     desktop.send(FLASH)
+    desktop.page.locator("#gg-settings").get_by_text("Settings").first.click()  # the backends and their help
+    desktop.page.locator("#gg-backend-help li").first.wait_for()
     assert (found := desktop.axe()) == [], _report(found)
     desktop.tab("Guide")
     desktop.page.locator("#gg-guide input.gg-check").first.wait_for()

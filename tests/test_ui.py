@@ -298,7 +298,7 @@ def test_chat_shows_the_sources_then_the_streamed_draft_then_the_verified_answer
     steps = list(ui.chat_reply(stream, question, shown, [], "embedded", {"k": 3}))
     contents = [history[-1]["content"] for history, _ in steps]
     assert "Searching the guide" in contents[0]
-    assert "gg-source" in contents[1] and "embedded is writing an answer" in contents[1]
+    assert "gg-source" in contents[1] and "Built-in model is writing an answer" in contents[1]
     assert "gg-answer" not in contents[1]  # nothing shown that the verified answer would replace
     assert "FlashAttention tiles [1]▌" in contents[3] and "gg-source" in contents[3]
     assert "gg-pending" not in contents[-1] and "gg-draft" not in contents[-1] and 'class="gg-ref"' in contents[-1]
