@@ -33,6 +33,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 VIEWPORT = {"width": 1280, "height": 900}
+DESKTOP = {"width": 1400, "height": 1000}  # the newcomer shots: a desktop window and a phone
+PHONE = {"width": 420, "height": 900}
 ANSWER_TIMEOUT_MS = 240_000  # an embedded answer on 2 shared cores
 CHAT_QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
 # Progress for the guide shot: the first Tier 1 resources of the first topics, as a learner would start.
@@ -44,14 +46,16 @@ class Shot:
     name: str
     what: str
     take: Callable[[Any], None]  # gets the Playwright page, open on the app's first tab
+    viewport: dict[str, int] | None = None  # the window size; None: VIEWPORT
 
 
 SHOTS: list[Shot] = []
 
 
-def shot(name: str, what: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
+def shot(name: str, what: str,
+         viewport: dict[str, int] | None = None) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
     def register(take: Callable[[Any], None]) -> Callable[[Any], None]:
-        SHOTS.append(Shot(name, what, take))
+        SHOTS.append(Shot(name, what, take, viewport))
         return take
 
     return register
@@ -103,6 +107,20 @@ def learning(page: Any) -> None:
     page.locator(f"#gg-guide button.gg-explain[data-rid='{reading}'][data-kind='summary']").click()
     page.locator(f"#gg-digest .gg-digest[data-rid='{reading}']").wait_for(timeout=ANSWER_TIMEOUT_MS)
     page.wait_for_timeout(800)
+
+
+@shot("followup", "a follow-up ('and what changed in version 3?') searched as a standalone question, desktop",
+      viewport=DESKTOP)
+def followup(page: Any) -> None:
+    ask(page, "How does FlashAttention reduce HBM traffic?")
+    ask(page, "and what changed in version 3?").locator(".gg-source").first.wait_for()
+    page.wait_for_timeout(500)
+
+
+@shot("phone", "the chat at phone width (420 px): the question box full width, Ask below", viewport=PHONE)
+def phone(page: Any) -> None:
+    ask(page, CHAT_QUESTION).locator(".gg-source").first.wait_for()
+    page.wait_for_timeout(500)
 
 
 @shot("status", "the index status tab: pages, index, the list's version")
@@ -210,7 +228,7 @@ def main() -> int:
                     if args.only and item.name not in args.only:
                         continue
                     started = time.monotonic()
-                    context = browser.new_context(viewport=VIEWPORT)
+                    context = browser.new_context(viewport=item.viewport or VIEWPORT)
                     page = context.new_page()
                     page.set_default_timeout(60_000)
                     page.goto(server.url)
