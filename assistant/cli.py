@@ -351,7 +351,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  - {d.text} ({d.reason})")
         print()
     for c in answer.citations:
-        print(f"[{c.n}] {c.title} — {c.place}\n    {c.url}\n    in the list: {c.list_url}")
+        note = "" if c.cited else " (read for this answer, not cited by it)"
+        print(f"[{c.n}] {c.title} — {c.place}{note}\n    {c.url}\n    in the list: {c.list_url}")
     return 0
 
 
