@@ -7,6 +7,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from fixtures.index.corpus import build, embedder, load_corpus, make_settings
 from markdown_it import MarkdownIt
 
@@ -83,7 +84,7 @@ def test_anki_csv_has_one_note_per_question_with_three_fields(isolated_home: Pat
     assert digests[0].questions[0].answer in rows[0][1] and "gpuguide" in rows[0][2].split()
 
 
-def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys) -> None:
+def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     settings = make_settings(isolated_home)
     chunks, resources = load_corpus()
     build(settings, chunks, resources)
@@ -100,3 +101,20 @@ def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys) -> Non
     asked = out.count("\nQ")
     assert asked >= 2 and len(rows) == asked and all("nccl" in r[2] for r in rows)
     assert f"{asked} self-check questions of 1 resources" in out
+
+
+def test_cli_path_shows_time_left_per_topic_and_tier(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = make_settings(isolated_home)
+    chunks, resources = load_corpus()
+    build(settings, chunks, resources)
+    from ingest.catalog import catalog_payload
+
+    (isolated_home / "catalog.json").write_text(json.dumps(catalog_payload(resources, "test fixture")), encoding="utf-8")
+    Profile(settings.profile_file).set_state(["flashattention"], READ)
+    assert main(["path", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    first = data["groups"][0]
+    assert (first["topic"], first["tier"], first["states"]["read"]) == ("Attention & Memory-Bound Kernels", 1, 1)
+    assert first["time_left"]["label"] == "nothing left"
+    assert data["time_left"]["minutes"] == sum(
+        r["time"]["minutes"] or 0 for g in data["groups"] for r in g["resources"] if r["state"] != READ)
