@@ -89,7 +89,8 @@ def plan_next(
 
     for res in sorted(resources, key=lambda r: r.position):
         if res.id in reading_ids:
-            add(res, f"{res.place} — you are reading this: finish it before starting more")
+            where = f"Tier {res.tier} · {res.topic}" if res.tier is not None else f"{res.topic} › {res.section}"
+            add(res, f"{where} — you are reading this: finish it before starting more")
     for topic in focus:
         asked = interest_scores.get(topic, 0.0) >= focus_threshold
         for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=asked, skipped_ids=set(skipped_ids)):
