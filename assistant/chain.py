@@ -144,8 +144,8 @@ class Assistant:
         return query, resolve(query.question, query.history, self.vocabulary if query.history else None)
 
     def _retrieve(self, inputs: tuple[Query, Resolved]) -> tuple[str, list[ResourceHit]]:
-        """Search the standalone question; a follow-up's candidates (twice as many) are then ordered by the
-        conversation (assistant/followup.py: what the question points at and names, then its subject)."""
+        """Search the standalone question; a follow-up's candidates (twice as many) put the sources it points
+        at first (assistant/followup.py)."""
         query, resolved = inputs
         exclude = self.profile.read_ids() if query.unread_only else None
         k = max(query.k, 5)
@@ -153,7 +153,7 @@ class Assistant:
             resolved.standalone, k=2 * k if resolved.followup else k, tier=query.tier, topic=query.topic,
             kind=query.kind, exclude_read=exclude,
         )
-        hits = conversation_order(resolved, hits, _hit_text, self.vocabulary)[:k] if resolved.followup else hits
+        hits = conversation_order(resolved, hits)[:k] if resolved.followup else hits
         return resolved.standalone, hits
 
     def _outcome(self, standalone: str, hits: list[ResourceHit]) -> str:
@@ -259,11 +259,6 @@ class Assistant:
         states = self.profile.states()  # reading first, read and skipped never picked
         read = {i for i, st in states.items() if st == "read"}
         return self.next_reads.answer(query.question, read, k=max(query.k, 3), states=states)
-
-
-def _hit_text(hit: ResourceHit) -> str:
-    res = hit.resource
-    return " ".join([res.title, res.note, res.authors, *(chunk.text for chunk, _ in hit.passages)])
 
 
 def _with(answer: Answer, **changes: Any) -> Answer:
