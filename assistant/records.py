@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.records import place_label
 
@@ -56,9 +55,3 @@ class Answer:
     draft: str = ""  # the model's raw text, when it was generated (kept for inspection, never rendered as the answer)
     read_ids: list[str] = field(default_factory=list)  # `next`: resources the question says were read, not yet in the profile
     focus_topics: list[str] = field(default_factory=list)  # `next`: the topics the question asks about
-
-    def to_dict(self) -> dict[str, Any]:
-        """The one JSON shape (`assistant.serialize.answer_dict`)."""
-        from assistant.serialize import answer_dict
-
-        return answer_dict(self)
