@@ -21,6 +21,31 @@ def test_plural_nouns_meet_their_singular() -> None:
     assert tokenize("kernels warps") == tokenize("kernel warp")
 
 
+def test_an_inflected_word_meets_its_base_spelled_with_a_final_e_or_y() -> None:
+    assert stem("caching") == stem("cached") == stem("cache")
+    assert stem("studies") == stem("study")
+    assert stem("running") == stem("run")
+
+
+def test_a_verb_meets_its_noun_in_ation() -> None:
+    assert stem("optimizing") == stem("optimization") == stem("optimize")
+    assert stem("quantized") == stem("quantization")
+
+
+def test_a_plural_of_a_derived_word_meets_its_singular() -> None:
+    assert stem("attentions") == stem("attention")
+
+
+def test_suffixes_outside_the_list_are_kept_where_snowball_alone_would_strip_them() -> None:
+    assert stem("performance") != stem("performing")
+    assert stem("cooperative") != stem("cooper")
+
+
+def test_a_fold_snowball_disagrees_with_is_not_made() -> None:
+    assert stem("fusion") != stem("fused")  # Snowball: fusion / fuse
+    assert stem("process") == "process"
+
+
 def test_identifiers_with_digits_and_short_words_are_not_stemmed() -> None:
     assert tokenize("E4M3 H100 tcgen05 ops") == ["e4m3", "h100", "tcgen05", "ops"]
 
