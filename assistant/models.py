@@ -99,7 +99,7 @@ def gguf_path(settings: Settings) -> Path:
 
 
 _embedded_lock = threading.Lock()
-_embedded: dict[tuple[Path, int, int, int], EmbeddedLLM] = {}
+_embedded: dict[tuple[Path, int, int, int, int], EmbeddedLLM] = {}
 
 
 class EmbeddedLLM:
@@ -119,10 +119,11 @@ class EmbeddedLLM:
         self.path = path
         self.cfg = cfg
         threads = cfg.threads or _usable_cores()
-        log.info("llama.cpp runs %s with %d threads", path.name, threads)
+        self.gpu_layers = resolve_gpu_layers(cfg)
+        log.info("llama.cpp runs %s with %d threads, %d layers on the GPU", path.name, threads, self.gpu_layers)
         self.llm = Llama(
             model_path=str(path), n_ctx=cfg.context_tokens, n_threads=threads, n_threads_batch=threads,
-            n_batch=cfg.batch_tokens, seed=0, verbose=False,
+            n_batch=cfg.batch_tokens, n_gpu_layers=self.gpu_layers, seed=0, verbose=False,
         )
         self.lock = threading.Lock()
         self.cache_dir = cache_dir if cfg.prompt_cache else None
@@ -130,6 +131,18 @@ class EmbeddedLLM:
         self.prefix = self.llm.tokenize(self.prefix_text.encode(), add_bos=True, special=True)
         self.tail = self.llm.tokenize(self.tail_text.encode(), add_bos=False, special=True)
         self._prefix_ready = False
+
+    def device_text(self) -> str:
+        """"GPU (n of N layers)" or "CPU": llama.cpp counts the output layer as one more than the blocks."""
+        if self.gpu_layers == 0 or not gpu_offload_available():
+            return "CPU"
+        arch = self.llm.metadata.get("general.architecture", "")
+        blocks = int(self.llm.metadata.get(f"{arch}.block_count", 0) or 0)
+        if not blocks:
+            return "GPU"
+        total = blocks + 1
+        on_gpu = total if self.gpu_layers < 0 else min(self.gpu_layers, total)
+        return f"GPU ({on_gpu} of {total} layers)"
 
     def _split_template(self) -> tuple[str, str]:
         """The model's own chat template around prompt.messages(), cut at the per-question part."""
@@ -225,6 +238,45 @@ class EmbeddedLLM:
                     break
 
 
+def gpu_offload_available() -> bool:
+    """Whether this llama-cpp-python is a GPU build (`make install-gpu`) that sees a GPU right now."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return False
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def resolve_gpu_layers(cfg: LLMSettings) -> int:
+    """`llm.gpu_layers`, or when unset: all layers (-1) where a GPU build sees a GPU, else 0.
+
+    A number set on a CPU-only build is passed on as it is: llama.cpp then keeps every layer on the CPU."""
+    if cfg.gpu_layers is not None:
+        return cfg.gpu_layers
+    return -1 if gpu_offload_available() else 0
+
+
+def describe_device(settings: Settings) -> str:
+    """Where the chat model runs, for the status tab: "GPU (29 of 29 layers)", "CPU", or the server it calls.
+
+    Reads the loaded model when there is one; otherwise answers from the settings without loading it."""
+    cfg = settings.llm
+    if cfg.backend == "extractive":
+        return "no model (extractive answers)"
+    if cfg.backend == "ollama":
+        return f"Ollama server at {cfg.ollama_url}"
+    if cfg.backend == "openai":
+        return f"OpenAI-compatible server at {cfg.openai_base_url}"
+    requested = resolve_gpu_layers(cfg)
+    if requested == 0 or not gpu_offload_available():
+        return "CPU"
+    with _embedded_lock:
+        loaded = list(_embedded.values())
+    if not loaded:
+        return "GPU (all layers)" if requested < 0 else f"GPU (up to {requested} layers)"
+    return loaded[-1].device_text()
+
+
 def _usable_cores() -> int:
     """Cores this process may run on (a container or `taskset` may allow fewer than the machine has), less
     those other work keeps busy right now: llama.cpp threads spin-wait on each other, so two threads on two
@@ -260,7 +312,7 @@ def embedded_llm(settings: Settings) -> EmbeddedLLM:
     """One llama.cpp model per process and configuration: loading costs a second and ~1 GB, so it is shared."""
     path = gguf_path(settings)
     cfg = settings.llm
-    key = (path, cfg.context_tokens, cfg.threads or 0, cfg.batch_tokens)
+    key = (path, cfg.context_tokens, cfg.threads or 0, cfg.batch_tokens, resolve_gpu_layers(cfg))
     with _embedded_lock:
         if key not in _embedded:
             _embedded[key] = EmbeddedLLM(path, cfg, settings.models_dir / "prompt-cache")

@@ -1,7 +1,8 @@
 """Embedding throughput on CPU vs GPU: the index stage's Embedder (`embed.device`) over a synthetic corpus
-of ~160-word chunks, batch sizes 64–1024. Prints one JSON object.
+of ~160-word chunks: a batch sweep at 20k chunks, then 200k; the previous GPU path (sentence-transformers
+`encode`, fp32) as the baseline in the same run; and the GPU vectors' cosine to the CPU's. Prints one JSON object.
 
-    python bench/gpu_embed.py [--n 200000] [--cpu-n 4000] [--batches 64,128,256,512,1024] [--model DIR]
+    python bench/gpu_embed.py [--sizes 20000,200000] [--batches 128,256,512,1024,2048] [--model DIR] [--out F]
 
 Run it where a GPU is: without CUDA it measures the CPU only. `--model` points at any local
 sentence-transformers folder (default: the packaged MiniLM).
@@ -18,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -30,54 +33,89 @@ def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[
     return [" ".join(rng.choices(vocab, k=words_per_chunk)) for _ in range(n)]
 
 
-def measure(texts: list[str], device: str, batch: int, model: str | None) -> dict:
-    from index.embed import Embedder
+def measure(texts: list[str], device: str, batch: int, model: str | None, keep: int = 0) -> tuple[dict, np.ndarray]:
+    """Chunks/s of the index stage's Embedder (`_encode`, the cache bypassed) at one batch size; returns the
+    first `keep` vectors for the agreement check."""
     from core.settings import Settings
+    from index.embed import Embedder
 
     with tempfile.TemporaryDirectory() as home:
-        settings = Settings(home=Path(home), embed={"device": device, "batch_size": batch, "model_path": model})
+        settings = Settings(home=Path(home), embed={"device": device, "batch_size": batch, "gpu_batch_size": batch,
+                                                    "model_path": model})
         embedder = Embedder(settings)
         embedder._encode(texts[: min(len(texts), 2 * batch)])  # warm-up: load, kernels, allocator
-        if device == "cuda":
-            import torch
-
-            torch.cuda.synchronize()
         started = time.perf_counter()
-        vectors = embedder._encode(texts)
-        if device == "cuda":
-            torch.cuda.synchronize()
+        vectors = embedder._encode(texts)  # returns host numpy: the GPU work is finished when it returns
         seconds = time.perf_counter() - started
-    row = {"device": device, "batch_size": batch, "chunks": len(texts), "seconds": round(seconds, 2),
-           "chunks_per_s": round(len(texts) / seconds, 1), "dim": int(vectors.shape[1])}
+    row = {"device": device, "path": "pipelined fp16" if device == "cuda" else "encode fp32", "batch_size": batch,
+           "chunks": len(texts), "seconds": round(seconds, 2), "chunks_per_s": round(len(texts) / seconds, 1),
+           "dim": int(vectors.shape[1])}
     print(json.dumps(row), file=sys.stderr, flush=True)  # progress, in case the run is cut short
+    return row, vectors[:keep]
+
+
+def measure_baseline(texts: list[str], batch: int, model: str | None) -> dict:
+    """The path before this change, in the same run: sentence-transformers `encode`, fp32, on CUDA."""
+    from core.settings import Settings
+    from index.embed import load_model, resolve_model_path
+
+    path = resolve_model_path(Settings(embed={"model_path": model}))
+    st = load_model(path, "cuda", False)
+    st.encode(texts[: 2 * batch], batch_size=batch, normalize_embeddings=True, show_progress_bar=False)
+    started = time.perf_counter()
+    st.encode(texts, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    seconds = time.perf_counter() - started
+    row = {"device": "cuda", "path": "encode fp32 (before)", "batch_size": batch, "chunks": len(texts),
+           "seconds": round(seconds, 2), "chunks_per_s": round(len(texts) / seconds, 1)}
+    print(json.dumps(row), file=sys.stderr, flush=True)
     return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=200_000, help="chunks embedded on the GPU per batch size")
-    parser.add_argument("--cpu-n", type=int, default=4_000, help="chunks embedded on the CPU per batch size")
-    parser.add_argument("--batches", default="64,128,256,512,1024")
-    parser.add_argument("--cpu-batches", default="64,256,1024")
+    parser.add_argument("--sizes", default="20000,200000", help="corpus sizes embedded on the GPU")
+    parser.add_argument("--batches", default="128,256,512,1024,2048", help="batch sweep at the smallest size")
+    parser.add_argument("--big-batches", default="512,1024", help="batch sizes at the larger sizes")
+    parser.add_argument("--cpu-n", type=int, default=1_000, help="chunks embedded on the CPU (baseline, agreement)")
+    parser.add_argument("--cpu-batches", default="64")
+    parser.add_argument("--baseline-n", type=int, default=20_000, help="chunks for the old GPU path (0: skip)")
     parser.add_argument("--model", default=None)
+    parser.add_argument("--out", default=None)
     args = parser.parse_args()
 
     import torch
 
-    texts = synthetic_chunks(args.n)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    texts = synthetic_chunks(max(sizes + [args.cpu_n]))
     report: dict = {
         "machine": {"cpu_threads": torch.get_num_threads(), "python": platform.python_version(), "torch": torch.__version__,
                     "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
-        "corpus": {"chunks": args.n, "words_per_chunk": 160},
-        "cpu": [measure(texts[: args.cpu_n], "cpu", int(b), args.model) for b in args.cpu_batches.split(",")],
+        "corpus": {"chunks": max(sizes), "words_per_chunk": 160},
     }
+    cpu_rows = [measure(texts[: args.cpu_n], "cpu", int(b), args.model, keep=args.cpu_n) for b in args.cpu_batches.split(",")]
+    report["cpu"] = [r for r, _ in cpu_rows]
     if torch.cuda.is_available():
-        report["cuda"] = [measure(texts, "cuda", int(b), args.model) for b in args.batches.split(",")]
+        if args.baseline_n:
+            report["cuda_before"] = measure_baseline(texts[: args.baseline_n], 256, args.model)
+        rows = []
+        for i, n in enumerate(sizes):
+            for b in (args.batches if i == 0 else args.big_batches).split(","):
+                row, vecs = measure(texts[:n], "cuda", int(b), args.model, keep=args.cpu_n)
+                rows.append(row)
+        report["cuda"] = rows
+        cos = (cpu_rows[0][1] * vecs).sum(axis=1)
+        report["agreement_with_cpu"] = {"chunks": int(len(cos)), "min_cosine": round(float(cos.min()), 6),
+                                        "mean_cosine": round(float(cos.mean()), 6)}
         best_cpu = max(r["chunks_per_s"] for r in report["cpu"])
-        best_gpu = max(r["chunks_per_s"] for r in report["cuda"])
-        report["gpu_over_cpu"] = round(best_gpu / best_cpu, 1)
+        for n in sizes:
+            best = max(r["chunks_per_s"] for r in rows if r["chunks"] == n)
+            report.setdefault("best_chunks_per_s", {})[str(n)] = best
+        report["gpu_over_cpu"] = round(max(r["chunks_per_s"] for r in rows) / best_cpu, 1)
         report["auto_device"] = __import__("index.embed", fromlist=["resolve_device"]).resolve_device("auto")
-    print(json.dumps(report, indent=2))
+    text = json.dumps(report, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print(text)
 
 
 if __name__ == "__main__":

@@ -89,6 +89,15 @@ class EmbedSettings(BaseModel):
     model_path: str | None = Field(None, description="Local sentence-transformers folder; default: packaged MiniLM")
     device: str = Field("auto", description="auto / cpu / cuda / mps")
     batch_size: int = Field(64, ge=1)
+    gpu_batch_size: int = Field(
+        2048, ge=1,
+        description="Batch size on CUDA (texts are sorted by length, so big batches pad little; 512-4096 measured "
+        "on an H200 in docs/benchmarks.md)",
+    )
+    gpu_fp16: bool = Field(True, description="Run the model in float16 on CUDA (vectors within 1e-2 cosine of the CPU's)")
+    gpu_prefetch: int = Field(
+        4, ge=1, description="Batches tokenized ahead on CPU threads while the GPU runs the current one"
+    )
     cache_file: Path | None = Field(
         None, description="SQLite cache of embeddings by content hash; default: embeddings.sqlite3 in the data dir"
     )
@@ -182,6 +191,11 @@ class LLMSettings(BaseModel):
         "(threads spinning on cores another job uses slow each other down many times over)",
     )
     batch_tokens: int = Field(512, ge=32, description="llama.cpp prompt batch (n_batch)")
+    gpu_layers: int | None = Field(
+        None, ge=-1,
+        description="Model layers llama.cpp offloads to the GPU (n_gpu_layers): unset = all of them when "
+        "llama-cpp-python is a GPU build and sees a GPU ('make install-gpu'), else 0; -1 = all; 0 = CPU only",
+    )
     prompt_cache: bool = Field(
         True, description="Keep the evaluated fixed prompt prefix in memory and on disk (data dir/models)"
     )

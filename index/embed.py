@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import logging
 import os
 import sqlite3
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources as package_files
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,8 +99,11 @@ def resolve_device(setting: str) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def load_model(path: Path, device: str) -> SentenceTransformer:
-    """The model, loaded once per (path, device) in this process; the hub is never contacted."""
+def load_model(path: Path, device: str, half: bool = False) -> SentenceTransformer:
+    """The model, loaded once per (path, device, precision) in this process; the hub is never contacted.
+
+    `half` keeps float16 weights (the GPU path): half the memory traffic, tensor cores, same vectors to ~1e-3.
+    """
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     with _load_lock:
@@ -109,7 +114,8 @@ def load_model(path: Path, device: str) -> SentenceTransformer:
 
         log.info("loading embedding model %s on %s", path, device)
         try:
-            return SentenceTransformer(str(path), device=device, local_files_only=True)
+            model = SentenceTransformer(str(path), device=device, local_files_only=True)
+            return model.half() if half else model.float()
         except (OSError, ValueError) as exc:
             raise IndexLoadError(f"cannot load embedding model from {path}: {exc}".splitlines()[0]) from None
 
@@ -173,6 +179,9 @@ class Embedder:
         self.model_id = model_id(self.path)
         self.device_setting = settings.embed.device
         self.batch_size = settings.embed.batch_size
+        self.gpu_batch_size = settings.embed.gpu_batch_size
+        self.gpu_fp16 = settings.embed.gpu_fp16
+        self.gpu_prefetch = settings.embed.gpu_prefetch
         cache_file = settings.embed.cache_file or settings.home / "embeddings.sqlite3"
         self.cache = cache if cache is not None else EmbeddingCache(Path(cache_file))
         self.encoded = 0  # texts that needed the model, for reports and tests
@@ -196,6 +205,13 @@ class Embedder:
         return {w.lower() for w in vocab if w.isalpha() and len(w) > 1}
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        device = resolve_device(self.device_setting)
+        if device.startswith("cuda") and len(texts) > 1:
+            vecs = encode_pipelined(
+                load_model(self.path, device, self.gpu_fp16), texts, self.gpu_batch_size, self.gpu_prefetch
+            )
+            self.encoded += len(texts)
+            return vecs
         vecs = self.model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
@@ -231,3 +247,103 @@ class Embedder:
                 self._query_cache.clear()
             self._query_cache[text] = vec
         return vec
+
+
+def encode_pipelined(model: SentenceTransformer, texts: Sequence[str], batch_size: int, prefetch: int = 4) -> np.ndarray:
+    """Normalised float32 vectors, with tokenization kept off the GPU's critical path.
+
+    Why not `model.encode`: it tokenizes each batch on the calling thread and waits for the GPU after each,
+    so a GPU that could embed ~20k chunks/s idles behind the tokenizer (1.9k chunks/s measured on an H200).
+    Here texts are sorted by length (little padding), CPU threads tokenize the next `prefetch` batches (the
+    fast tokenizer's batch encoding runs in Rust without the GIL) into pinned memory while the GPU runs the
+    current batch, copies are asynchronous, and the vectors stay on the device until the end.
+    Works on any device (the CPU too, where it equals `encode` up to float rounding).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    n = len(texts)
+    if n == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    device = model.device
+    on_cuda = device.type == "cuda"
+    order = sorted(range(n), key=lambda i: -len(texts[i]))  # longest first: the allocator sizes once
+    batches = [order[i : i + batch_size] for i in range(0, n, batch_size)]
+
+    prepare = _fast_tokenize(model) or getattr(model, "preprocess", None) or model.tokenize
+
+    def tokenize(idx: list[int]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        features = prepare([texts[i] for i in idx])
+        index = torch.tensor(idx, dtype=torch.long)
+        if on_cuda:
+            index = index.pin_memory()
+            features = {k: v.pin_memory() if isinstance(v, torch.Tensor) else v for k, v in features.items()}
+        return index, features
+
+    out: torch.Tensor | None = None
+    workers = max(1, min(prefetch, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tokenize") as pool, torch.inference_mode():
+        pending = [pool.submit(tokenize, b) for b in batches[:prefetch]]
+        for step in range(len(batches)):
+            index, features = pending[step].result()
+            pending[step] = None  # type: ignore[call-overload]  # free the host copy once consumed
+            if step + prefetch < len(batches):
+                pending.append(pool.submit(tokenize, batches[step + prefetch]))
+            features = {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
+            emb = model(features)["sentence_embedding"].float()
+            emb = F.normalize(emb, p=2, dim=1)
+            if out is None:
+                out = torch.empty((n, emb.shape[1]), dtype=torch.float32, device=device)
+            out[index.to(device, non_blocking=True)] = emb
+    assert out is not None
+    return np.ascontiguousarray(out.cpu().numpy(), dtype=np.float32)
+
+
+def _fast_tokenize(model: SentenceTransformer):  # noqa: ANN202 - returns a callable or None
+    """The model's own Rust tokenizer called directly (`encode_batch`, truncation and padding set once), or
+    None where the model is not a plain text transformer with a fast tokenizer.
+
+    Why: the Python tokenizer wrapper spends most of its time converting encodings (measured on an H200
+    machine: 2.2k texts/s through the wrapper vs 6.6k/s for the Rust batch encoding alone, the forward pass
+    at 28k/s), and that part holds the GIL, so more threads do not help it.
+    """
+    import torch
+
+    backend = getattr(getattr(model, "tokenizer", None), "backend_tokenizer", None)
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    max_len = getattr(model, "max_seq_length", None)
+    if backend is None or not max_len or getattr(model[0], "do_lower_case", False):
+        return None
+    try:
+        from tokenizers import Tokenizer
+
+        sample = prepare(["a b"])
+        if not {"input_ids", "attention_mask"} <= set(sample) or not set(sample) <= {
+            "input_ids", "attention_mask", "token_type_ids"} | {k for k, v in sample.items() if not isinstance(v, torch.Tensor)}:
+            return None
+        tokenizer = Tokenizer.from_str(backend.to_str())
+        tokenizer.enable_truncation(max_length=int(max_len))
+        tokenizer.no_padding()  # padded below in one numpy step: per-token Python work is what is slow
+        pad_id = int(model.tokenizer.pad_token_id or 0)
+        if any(tokenizer.encode("a b").type_ids):
+            return None  # a model that marks single texts with non-zero token types: keep the general path
+    except Exception as exc:  # noqa: BLE001 - any surprise means the general path, never a wrong vector
+        log.info("fast tokenization unavailable (%s); using the model's preprocess", exc)
+        return None
+    encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
+    extras = {k: v for k, v in sample.items() if not isinstance(v, torch.Tensor)}
+    with_types = "token_type_ids" in sample
+
+    def tokenize(batch: list[str]) -> dict:
+        encodings = encode([t.strip() for t in batch])  # as sentence-transformers' own preprocessing does
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        flat = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(lengths.sum()))
+        mask = np.arange(int(lengths.max())) < lengths[:, None]
+        ids = np.full(mask.shape, pad_id, dtype=np.int64)
+        ids[mask] = flat  # row-major fill: each row's tokens in order, then its padding
+        out = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask.astype(np.int64))}
+        if with_types:
+            out["token_type_ids"] = torch.zeros_like(out["input_ids"])
+        return {**out, **extras}
+
+    return tokenize
