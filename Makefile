@@ -18,6 +18,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The GPU path (NVIDIA): llama-cpp-python rebuilt with CUDA (needs nvcc; about 4 min on 16 cores for one
+# architecture), then torch's CUDA wheel if the installed one is CPU-only. llm.gpu_layers then defaults to all
+# layers and embed.device=auto picks CUDA. Another GPU generation: make install-gpu CUDA_ARCH=89
+CUDA_ARCH ?= native
+install-gpu: install
+	@command -v nvcc >/dev/null || { echo "install-gpu: nvcc not found; install the CUDA toolkit and put its bin/ on PATH"; exit 1; }
+	CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCH) -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAVA_BUILD=OFF" \
+		$(BIN)/python -m pip install --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python \
+		"llama-cpp-python==$$($(BIN)/python -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')"
+	$(BIN)/python -c "import torch, sys; sys.exit(0 if torch.version.cuda else 1)" || \
+		$(BIN)/python -m pip install --force-reinstall --no-deps "torch==$$($(BIN)/python -c 'import torch; print(torch.__version__.split("+")[0])')"
+	$(BIN)/python -c "import llama_cpp, sys; ok = llama_cpp.llama_supports_gpu_offload(); print('llama.cpp GPU offload:', ok); sys.exit(0 if ok else 1)"
+
 run: install
 	$(BIN)/gpuguide serve
 
