@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.chain import Assistant
 from assistant.digest import DigestMaker
+from assistant.models import describe_device
 from assistant.path import LearningPath, learning_path
 from assistant.planner import Plan, plan_next
 from assistant.profile import Profile
@@ -79,6 +80,7 @@ class IndexStatus:
     list_changes: str = ""  # the last sync's summary line
     list_changed_titles: list[str] = field(default_factory=list)  # "added: …", "changed (note): …", first few
     crawl_pending: int = 0  # resources no crawl has tried yet
+    model_device: str = ""  # where the chat model runs: "GPU (29 of 29 layers)", "CPU", or its server
 
 
 @dataclass
@@ -282,6 +284,7 @@ class AppState:
         status.chunks, status.indexed_resources = manifest.chunks, manifest.resources
         status.index_type, status.model = manifest.index_type, manifest.model_id
         status.built_at = _iso(manifest.built_at)
+        status.model_device = describe_device(self.settings)
         status.index_bytes = _dir_bytes(self.settings.index_dir)
         with_pages = {c.resource_id for c in searcher.chunks if c.source_kind != "card"}
         status.card_only = sum(1 for r in self.resources if r.id not in with_pages)

@@ -1,0 +1,81 @@
+"""The GPU knobs on the real packaged model and embedder: `llm.gpu_layers` reaches llama.cpp's model
+parameters, a CPU-only build keeps answering with it set, and the embedder's pipelined GPU path gives the
+vectors of sentence-transformers' own `encode` (checked here on the CPU, where it runs the same code)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant import prompt
+from assistant.models import EmbeddedLLM, assemble_packaged_gguf, describe_device, gpu_offload_available, resolve_gpu_layers
+from core.settings import LLMSettings, Settings, load_settings
+
+MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
+ALL_LAYERS = 0x7FFFFFFF  # what llama-cpp-python passes to llama.cpp for n_gpu_layers=-1
+
+
+@pytest.fixture(scope="module")
+def model_file() -> Path:
+    return assemble_packaged_gguf(MODELS_DIR)
+
+
+def load(tmp_path: Path, model_file: Path, **llm) -> tuple[Settings, EmbeddedLLM]:
+    settings = Settings(home=tmp_path, llm={"model_path": str(model_file), "threads": 2, "prompt_cache": False, **llm})
+    return settings, EmbeddedLLM(model_file, settings.llm, None)
+
+
+def test_gpu_layers_setting_reaches_llama_cpp_model_params(tmp_path, model_file):
+    _, model = load(tmp_path, model_file, gpu_layers=7)
+    assert model.llm.model_params.n_gpu_layers == 7
+
+
+def test_unset_gpu_layers_mean_all_layers_with_a_gpu_build_and_none_without(tmp_path, model_file):
+    _, model = load(tmp_path, model_file)
+    expected = ALL_LAYERS if gpu_offload_available() else 0
+    assert model.llm.model_params.n_gpu_layers == expected
+
+
+def test_gpu_layers_come_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUGUIDE_HOME", str(tmp_path))
+    monkeypatch.setenv("GPUGUIDE_LLM__GPU_LAYERS", "12")
+    assert resolve_gpu_layers(load_settings().llm) == 12
+
+
+def test_zero_gpu_layers_is_the_cpu_whatever_the_build():
+    assert resolve_gpu_layers(LLMSettings(gpu_layers=0)) == 0
+    assert describe_device(Settings(llm={"gpu_layers": 0})) == "CPU"
+
+
+@pytest.mark.skipif(gpu_offload_available(), reason="this machine's llama.cpp is a GPU build that sees a GPU")
+def test_a_cpu_only_build_answers_with_gpu_layers_set_and_says_it_runs_on_the_cpu(tmp_path, model_file):
+    settings, model = load(tmp_path, model_file, gpu_layers=99)
+    evidence = prompt.render_evidence([prompt.EvidenceBlock(1, "FlashAttention", (
+        "FlashAttention computes exact attention without writing the full attention matrix to HBM.",))])
+    text = "".join(model.stream(prompt.per_question_text(evidence, "What does FlashAttention avoid?"),
+                                prompt.answer_grammar(1, 1), 48))
+    assert "[1]" in text
+    assert model.device_text() == "CPU"
+    assert describe_device(settings) == "CPU"
+
+
+def test_pipelined_encoding_gives_the_vectors_of_encode():
+    from index.embed import encode_pipelined, load_model, packaged_model_path
+
+    model = load_model(packaged_model_path(), "cpu")
+    texts = ["x", "shared memory bank conflicts " * 30, "warp divergence", "roofline model of a GEMM " * 8] * 5
+    expected = model.encode(texts, batch_size=4, normalize_embeddings=True, convert_to_numpy=True)
+    got = encode_pipelined(model, texts, batch_size=3, prefetch=2)
+    assert got.shape == expected.shape and got.dtype == np.float32
+    assert float((got * expected).sum(axis=1).min()) > 1 - 1e-5
+
+
+def test_the_status_tab_says_where_the_chat_model_runs():
+    from assistant.app_state import IndexStatus
+    from assistant.render import render_status
+
+    html = render_status(IndexStatus(resources=3, model_device="GPU (29 of 29 layers)"))
+    assert "Chat model runs on" in html and "GPU (29 of 29 layers)" in html
