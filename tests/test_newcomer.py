@@ -56,8 +56,8 @@ def browser() -> Iterator[object]:
 class App:
     """One browser tab on the app at a given window size."""
 
-    def __init__(self, browser: object, url: str, viewport: dict[str, int]) -> None:
-        self.context = browser.new_context(viewport=viewport)  # type: ignore[attr-defined]
+    def __init__(self, browser: object, url: str, viewport: dict[str, int], color_scheme: str = "light") -> None:
+        self.context = browser.new_context(viewport=viewport, color_scheme=color_scheme)  # type: ignore[attr-defined]
         self.page = self.context.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
         self.page.goto(url)
@@ -84,6 +84,10 @@ class App:
         """Serious and critical axe-core violations of the page as it is now."""
         if not AXE.exists():
             pytest.fail("axe-core is not installed: run `make a11y` (npm ci in tests/a11y)")
+        # Gradio dims a block while its event runs and fades it back in: judge the settled page
+        self.page.wait_for_function(
+            "() => !document.querySelector('.wrap.default:not(.hide), .wrap.center:not(.hide), .generating')")
+        self.page.wait_for_timeout(600)
         self.page.add_script_tag(path=str(AXE))
         result = self.page.evaluate(
             "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
@@ -125,9 +129,25 @@ def test_no_serious_accessibility_violation_on_any_tab(desktop: App) -> None:
     desktop.page.locator("#gg-search textarea").press("Enter")
     desktop.page.locator("#gg-results li").first.wait_for()
     assert (found := desktop.axe()) == [], _report(found)
+    desktop.page.locator("#gg-results").screenshot(path=str(shot_dir() / "newcomer-results.png"))
     desktop.tab("Index status")
     desktop.page.locator("#gg-status .gg-status").wait_for()
     assert (found := desktop.axe()) == [], _report(found)
+
+
+def test_no_serious_accessibility_violation_in_dark_mode_either(browser: object, server: AppServer) -> None:
+    app = App(browser, server.url, DESKTOP, color_scheme="dark")
+    try:
+        assert app.page.evaluate("() => document.body.classList.contains('dark')")
+        app.send(FLASH)
+        assert (found := app.axe()) == [], _report(found)
+        app.tab("Guide")
+        app.page.locator("#gg-search textarea").fill("sourdough")
+        app.page.locator("#gg-search textarea").press("Enter")
+        app.page.locator("#gg-results .gg-outcome").wait_for()
+        assert (found := app.axe()) == [], _report(found)
+    finally:
+        app.close()
 
 
 def test_each_tab_has_a_heading(desktop: App) -> None:
