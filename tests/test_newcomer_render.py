@@ -95,3 +95,11 @@ def test_an_unreachable_backend_is_listed_as_not_available_with_the_reason():
     html = render_backends(backend_statuses(Settings(llm={"ollama_url": closed, "openai_base_url": closed + "/v1"})))
     assert re.search(r"<b>Ollama</b> <span class=\"gg-badge\">not available</span>: no server at " + re.escape(closed), html)
     assert "Quotes only (no model)</b>: No language model" in html
+
+
+def test_a_result_known_by_its_card_shows_the_lists_note_not_the_card_again(search):
+    hit = search.search("ring all-reduce bandwidth", k=1)[0]
+    card = next(c for c in search.chunks if c.resource_id == hit.resource.id and c.source_kind == "card")
+    html = render_hits([replace(hit, passages=[(card, 1.0)])], LIST, outcome="answer", read=set())
+    passage = re.search(r'<blockquote class="gg-passage">(.*?)</blockquote>', html).group(1)
+    assert passage == hit.resource.note
