@@ -114,6 +114,21 @@ def test_core_imports_none_of_the_stages() -> None:
     assert not {m: d for m, d in offending.items() if d}, offending
 
 
+# Each stage may import the core and the stages before it, never a later one (the CLI starts the app).
+LATER = {"ingest": ("index", "assistant", "ui"), "index": ("assistant", "ui"), "assistant": ("ui",)}
+
+
+def test_no_stage_imports_a_later_stage() -> None:
+    graph = import_graph()
+    backwards = sorted(
+        f"{module} → {dep}"
+        for module, deps in graph.items()
+        for dep in deps
+        if dep.split(".")[0] in LATER.get(module.split(".")[0], ()) and (module, dep) != ("assistant.cli", "ui")
+    )
+    assert backwards == [], backwards
+
+
 def test_nothing_imports_the_cli() -> None:
     graph = import_graph()
     importers = sorted(m for m, deps in graph.items() if "assistant.cli" in deps)
