@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 from core.settings import CrawlSettings
+from core.urls import url_key
 
 MAX_PART_LINKS = 10
 
@@ -152,7 +153,7 @@ def series_part_links(page_url: str, html: str, same_site: bool = True) -> list[
     parser.close()
     if not (_SERIES_MENTION.search(parser.title) or _SERIES_MENTION.search(" ".join(parser.text_parts))):
         return []
-    here = _without_fragment(page_url).rstrip("/")
+    here = url_key(page_url)
     out: list[str] = []
     for href, text in parser.links:
         try:
@@ -160,7 +161,7 @@ def series_part_links(page_url: str, html: str, same_site: bool = True) -> list[
         except ValueError:
             continue  # a malformed href
         parts = _split(target)
-        if parts is None or parts.scheme not in ("http", "https") or target.rstrip("/") == here:
+        if parts is None or parts.scheme not in ("http", "https") or url_key(target) == here:
             continue
         if same_site and _site(target) != _site(page_url):
             continue
