@@ -17,9 +17,11 @@ import hashlib
 import importlib
 import logging
 import os
+import resource
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -223,7 +225,7 @@ class EmbeddedLLM:
         tokens = self.prefix + body[:room] + self.tail
         constraint = LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
-        with self.lock:
+        with self.lock, background_priority(self.cfg.generation_nice):
             self._ensure_prefix()
             produced = 0
             for token in self.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0, grammar=constraint):
@@ -275,6 +277,34 @@ def describe_device(settings: Settings) -> str:
     if not loaded:
         return "GPU (all layers)" if requested < 0 else f"GPU (up to {requested} layers)"
     return loaded[-1].device_text()
+
+
+@contextmanager
+def background_priority(nice: int) -> Iterator[None]:
+    """Run the block at a lower CPU priority (`nice` steps) on this thread, then restore it.
+
+    Why: a generation keeps a core busy for many seconds; quick work (retrieval, extractive answers, search)
+    must not queue behind it for CPU either. Only when the old priority can be restored (root, or
+    RLIMIT_NICE allows it): a pooled server thread must not stay slow for the requests it serves next."""
+    tid = threading.get_native_id()
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        soft = resource.getrlimit(resource.RLIMIT_NICE)[0]
+        can_restore = os.geteuid() == 0 or soft == resource.RLIM_INFINITY or 20 - soft <= before
+        if nice <= 0 or not can_restore:
+            before = None
+        else:
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, before + nice))
+    except (OSError, AttributeError, ValueError):  # not Linux, or not allowed: run as is
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None:
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, before)
+            except OSError as exc:
+                log.warning("could not restore this thread's CPU priority: %s", exc)
 
 
 def _usable_cores() -> int:

@@ -191,6 +191,11 @@ class LLMSettings(BaseModel):
         "(threads spinning on cores another job uses slow each other down many times over)",
     )
     batch_tokens: int = Field(512, ge=32, description="llama.cpp prompt batch (n_batch)")
+    generation_nice: int = Field(
+        5, ge=0, le=19,
+        description="The embedded model generates at this many nice steps below the app's other work, so a long "
+        "generation never slows retrieval and extractive answers for CPU (0: same priority)",
+    )
     gpu_layers: int | None = Field(
         None, ge=-1,
         description="Model layers llama.cpp offloads to the GPU (n_gpu_layers): unset = all of them when "
