@@ -302,6 +302,11 @@ def build_app(state: AppState) -> gr.Blocks:
             gr.Info("A re-ingest is already running.")
         return render_job(state.job), gr.Timer(active=True)
 
+    def start_update() -> tuple[str, gr.Timer]:
+        if not state.start_update():
+            gr.Info("A re-ingest is already running.")
+        return render_job(state.job), gr.Timer(active=True)
+
     def poll_job() -> tuple[str, str, gr.Timer]:
         job = state.job
         return render_job(job), status_view(), gr.Timer(active=job.running)
@@ -560,9 +565,13 @@ def build_app(state: AppState) -> gr.Blocks:
                 with gr.Row(elem_id="gg-reingest-row"):
                     reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0,
                                          min_width=280)
+                    update = gr.Button("Update from the list (no re-crawl)", elem_id="gg-update", scale=0,
+                                       min_width=280)
                     job = gr.HTML(render_job(state.job), elem_id="gg-job")
                 gr.Markdown("Re-ingest runs in the background: chat keeps answering from the current index "
-                            "until the new one is ready.")
+                            "until the new one is ready. After `gpuguide catalog sync`, *Update from the list* "
+                            "rebuilds the changed cards and index without re-crawling, then crawls only new "
+                            "resources.")
                 timer = gr.Timer(2.0, active=state.job.running)
 
         # --- events --------------------------------------------------------------------------------
@@ -601,6 +610,7 @@ def build_app(state: AppState) -> gr.Blocks:
         interest.submit(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
 
         reingest.click(start_reingest, None, [job, timer], api_visibility="private")
+        update.click(start_update, None, [job, timer], api_visibility="private")
         timer.tick(poll_job, None, [job, status, timer], api_visibility="private", show_progress="hidden")
 
         demo.load(guide_view, guide_filters, guide, api_visibility="private")

@@ -13,6 +13,8 @@ import pytest
 from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
 from ui_fixture import AppServer
 
+from ingest.store import ChunkStore
+
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 LISTS = Path(__file__).parent / "fixtures" / "lists"
@@ -115,3 +117,36 @@ def test_first_start_crawl_shows_progress_and_the_index_grows_while_chat_answers
         assert "pages/min" in page.locator("#gg-job").inner_text()
         page.screenshot(path=str(tmp_path / "first-crawl.png"))
         context.close()
+
+
+def test_update_from_the_list_rebuilds_a_changed_card_without_a_crawl(
+    tmp_path: Path, http_server: FixtureServer, browser: object
+) -> None:
+    for path, title in (("/blog/posts/tiled-matmul/", "Tiled Matmul"), ("/pub/books/gpu-textbook/", "The Textbook")):
+        http_server.route(path, Reply.html(PAGE.format(title=title)))
+    home = tmp_path / "home"
+    fresh_home(home, http_server)
+    newer = tmp_path / "newer.md"
+    newer.write_text((LISTS / "current.md").read_text().replace("The canonical textbook", "The canonical textbook, 5th edition"))
+    with AppServer(home) as app:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+        page = context.new_page()
+        page.set_default_timeout(120_000)
+        page.goto(app.url)
+        page.get_by_role("tab", name="Index status").click()
+        page.locator("#gg-job .gg-job-done").wait_for()  # the first-start crawl
+        fetched = len(http_server.requests)
+
+        from core.settings import load_settings
+        from ingest.listsync import sync_list
+
+        sync_list(load_settings(home=home), str(newer))  # `gpuguide catalog sync` while the app runs
+        page.locator("#gg-update").click()
+        page.get_by_text("update: done").wait_for()
+        page.wait_for_timeout(2500)  # the status table is redrawn on the next poll
+        assert "changed (note): The Textbook" in page.locator("#gg-status").inner_text()
+        assert len(http_server.requests) == fetched  # nothing crawled again
+        context.close()
+    card = next(c for c in ChunkStore(home / "store.sqlite3").chunks() if c.source_kind == "card"
+                and c.url == "https://publisher.example.com/books/gpu-textbook/")
+    assert "5th edition" in card.text
