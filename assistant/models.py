@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from core.errors import UserError
 from core.settings import LLMSettings, Settings
@@ -216,19 +217,19 @@ class EmbeddedLLM:
         """Text pieces of the answer to the fixed prefix + `per_question` (tokenized as plain text: a page
         that contains "<|im_end|>" cannot close the turn), constrained by the GBNF `grammar`."""
         import llama_cpp
-        from llama_cpp import LlamaGrammar
 
         body = self.llm.tokenize(per_question.encode(), add_bos=False, special=False)
         room = self.cfg.context_tokens - len(self.prefix) - len(self.tail) - max_tokens
         if room <= 0:
             raise ModelError("llm.context_tokens is too small for the prompt; raise it")
         tokens = self.prefix + body[:room] + self.tail
-        constraint = LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
         with self.lock, background_priority(self.cfg.generation_nice):
             self._ensure_prefix()
             produced = 0
-            for token in self.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0, grammar=constraint):
+            steps = (greedy_under_grammar(self.llm, tokens, grammar) if grammar
+                     else self.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0))
+            for token in steps:
                 if llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token):  # noqa: SLF001
                     break
                 # special=False: a control token never becomes text the user could see
@@ -238,6 +239,55 @@ class EmbeddedLLM:
                 produced += 1
                 if produced >= max_tokens:
                     break
+
+
+def greedy_under_grammar(llm: Any, tokens: list[int], grammar: str) -> Iterator[int]:
+    """Greedy tokens after `tokens` under the GBNF `grammar`: the same tokens as llama.cpp's grammar sampler
+    followed by greedy, found faster.
+
+    Why: that sampler checks all ~152k vocabulary entries against the grammar at every step (about 36 ms a
+    token on an H200 machine's CPU, capping answers at ~26 tokens/s while the model decodes ~410/s). Here the
+    unconstrained best token is checked alone first; only when the grammar refuses it is the whole vocabulary
+    checked (llama.cpp's own command-line sampler does the same). Greedy under a grammar = the best token the
+    grammar allows, so the result is the same token either way. The evaluated prompt prefix is reused as
+    `Llama.generate` does.
+    """
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, grammar.encode(), b"root")
+    if not sampler:
+        raise ModelError("the answer grammar does not parse; this is a bug in assistant/prompt.py")
+    n_vocab = llm.n_vocab()
+    one = (llama_cpp.llama_token_data * 1)()
+    every = (llama_cpp.llama_token_data * n_vocab)()
+    view = np.frombuffer(every, dtype=np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)]))
+    ids = np.arange(n_vocab, dtype=np.int32)
+
+    def candidates(data: Any, size: int) -> Any:
+        return llama_cpp.llama_token_data_array(ctypes.cast(data, llama_cpp.llama_token_data_p), size, -1, False)
+
+    try:
+        common = 0
+        for old, new in zip(llm.input_ids[: llm.n_tokens], tokens, strict=False):
+            if old != new:
+                break
+            common += 1
+        llm.n_tokens = min(common, len(tokens) - 1)  # evaluate at least one token, for fresh logits
+        llm.eval(tokens[llm.n_tokens :])
+        while True:
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(n_vocab,))
+            best = int(np.argmax(logits))
+            one[0].id, one[0].logit, one[0].p = best, float(logits[best]), 0.0
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(candidates(one, 1)))
+            if not np.isfinite(one[0].logit):  # refused: ask the grammar about every token
+                view["id"], view["logit"], view["p"] = ids, logits, 0.0
+                llama_cpp.llama_sampler_apply(sampler, ctypes.byref(candidates(every, n_vocab)))
+                best = int(view["id"][int(np.argmax(view["logit"]))])
+            llama_cpp.llama_sampler_accept(sampler, best)
+            yield best
+            llm.eval([best])
+    finally:
+        llama_cpp.llama_sampler_free(sampler)
 
 
 def gpu_offload_available() -> bool:

@@ -79,3 +79,33 @@ def test_the_status_tab_says_where_the_chat_model_runs():
 
     html = render_status(IndexStatus(resources=3, model_device="GPU (29 of 29 layers)"))
     assert "Chat model runs on" in html and "GPU (29 of 29 layers)" in html
+
+
+def test_greedy_under_grammar_picks_the_tokens_of_llama_cpps_grammar_sampler(tmp_path, model_file):
+    from llama_cpp import LlamaGrammar, llama_vocab_is_eog
+
+    from assistant.models import greedy_under_grammar
+
+    _, model = load(tmp_path, model_file)
+    evidence = prompt.render_evidence([
+        prompt.EvidenceBlock(1, "FlashAttention", ("FlashAttention tiles attention so the score matrix never reaches HBM.",)),
+        prompt.EvidenceBlock(2, "vLLM", ("PagedAttention stores the key-value cache in fixed-size blocks.",)),
+    ])
+    body = model.llm.tokenize(prompt.per_question_text(evidence, "How does vLLM store the KV cache?").encode(),
+                              add_bos=False, special=False)
+    tokens = model.prefix + body + model.tail
+    grammar = prompt.answer_grammar(2, 2)
+
+    def first(steps, n: int = 40) -> list[int]:
+        out = []
+        for token in steps:
+            if llama_vocab_is_eog(model.llm._model.vocab, token) or len(out) == n:
+                break
+            out.append(token)
+        steps.close()
+        return out
+
+    reference = first(model.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0,
+                                         grammar=LlamaGrammar.from_string(grammar, verbose=False)))
+    assert first(greedy_under_grammar(model.llm, tokens, grammar)) == reference
+    assert "[2]" in model.llm.detokenize(reference).decode()
