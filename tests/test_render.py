@@ -13,10 +13,11 @@ from fixtures.index.corpus import build, load_corpus, make_settings
 from jinja2 import UndefinedError
 
 from assistant import render
-from assistant.app_state import IndexStatus, IngestJob
+from assistant.app_state import IndexStatus, IngestJob, ProgressRow
 from assistant.cli import main
 from assistant.digest import Cite, Digest, Point, SelfCheck
 from assistant.planner import Pick, Plan
+from assistant.progress_grid import render_progress_grid
 from assistant.readtime import Estimate
 from assistant.records import Answer, Citation, Dropped
 from assistant.serialize import answer_dict, hit_dict, plan_dict
@@ -95,6 +96,7 @@ RENDERS: dict[str, Callable[[], str]] = {
     "status.html": lambda: render.render_status(IndexStatus(index_type=EVIL, model=EVIL, built_at=EVIL,
                                                             last_ingest=EVIL, failures=[(EVIL, EVIL)])),
     "job.html": lambda: render.render_job(evil_job()),
+    "progress_grid.html": lambda: render_progress_grid([ProgressRow(EVIL, 1, 1, 3), ProgressRow(EVIL, None, 0, 2)]),
     "_macros.html": lambda: render.render_hits([ResourceHit(evil_resource(url="javascript:alert(3)"), 1.0)], LIST_URL),
 }
 
