@@ -1,5 +1,6 @@
-"""Load: the app on 127.0.0.1 (real corpus) under concurrent chat sessions through gradio_client.
-Prints one JSON object: requests, errors, p50/p95/max latency, the app's peak RSS.
+"""Load: the app on 127.0.0.1 (real corpus) under concurrent chat sessions through its HTTP API (httpx;
+`--client gradio` for gradio_client). Prints one JSON object: requests, errors, p50/p95/max latency, CPU
+seconds of the app and of this load generator per phase, the app's peak RSS.
 
     .venv/bin/python bench/load.py [--sessions 20] [--turns 3] [--llm-sessions 4] [--llm-turns 1]
     .venv/bin/python bench/load.py --mixed [--sessions 20] [--turns 3] [--llm-sessions 2] [--home DATA_DIR]
@@ -9,7 +10,8 @@ at once. Phase 2: `--llm-sessions` clients ask with the embedded LLM; the app ge
 (a lock around llama.cpp), so they wait for each other. With `--mixed`, phase 2 is instead both at the same
 time: the LLM clients keep asking (at least `--llm-turns` each) until the extractive clients are done, so the
 extractive latencies show whether anything but generation waits behind the LLM ("mixed" in the JSON).
-Bounded: every request has a timeout and the whole run a deadline. Questions: our synthetic set.
+Before the timed phases every extractive question is asked once, untimed (`--cold` skips it), so both see a
+warm server. Bounded: every request has a timeout and the whole run a deadline. Questions: our synthetic set.
 """
 
 from __future__ import annotations
