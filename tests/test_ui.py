@@ -154,6 +154,8 @@ def _bars(page: Page) -> dict[str, str]:
 
 
 def _progress(page: Page) -> tuple[int, list[str], dict[str, str]]:
+    # the summary is filled by a page-load event, which may land after the grid is drawn
+    page.page.wait_for_function("() => /Read \\d+ of/.test(document.querySelector('#gg-summary')?.innerText || '')")
     summary = page.page.locator("#gg-summary").inner_text()
     read = int(re.search(r"Read (\d+) of", summary).group(1))
     picks = page.page.locator("#gg-next li").evaluate_all("els => els.map(e => e.dataset.rid)")
