@@ -140,6 +140,10 @@ class Assistant:
 
     # --- steps -------------------------------------------------------------------------------
 
+    def search_as_asked(self, query: Query) -> tuple[str, list[ResourceHit]]:
+        """The standalone question a turn is searched as, and its hits (follow-ups resolved), without answering."""
+        return self._retrieve(self._rewrite(query))
+
     def _rewrite(self, query: Query) -> tuple[Query, Resolved]:
         return query, resolve(query.question, query.history, self.vocabulary if query.history else None)
 

@@ -244,7 +244,7 @@ def latency(searcher: Any, questions: list[str]) -> dict[str, Any]:
     the query embedding shared as in the product), same questions, same run."""
     from common import percentiles
 
-    searcher._scope_cache.clear()
+    searcher.clear_caches()
     search_s, outcome_s = [], []
     for q in questions:
         searcher.embedder.forget_queries()

@@ -56,7 +56,7 @@ def main() -> int:
         else:
             gold = set(item["gold"])
         started = time.perf_counter()
-        standalone, resolved_hits = assistant._retrieve(assistant._rewrite(Query(item["followup"], history=[turn])))
+        standalone, resolved_hits = assistant.search_as_asked(Query(item["followup"], history=[turn]))
         resolve_s.append(time.perf_counter() - started)
         ranked = {
             "as_asked": [h.resource.id for h in searcher.search(item["followup"], k=K)],

@@ -173,7 +173,7 @@ def _interleaved(searcher: Any, questions: list[str], configs: dict[str, dict[st
                 searcher.embedder.forget_queries()
                 if cached_query:
                     searcher.embedder.embed_query(q)  # into the embedder's query cache
-                searcher._retrieval_queries.clear()
+                searcher.clear_caches()
                 started = time.perf_counter()
                 searcher.search(q, k=10, mode=mode)
                 samples[name].append(time.perf_counter() - started)

@@ -182,7 +182,7 @@ class Replay:
 
         self.s = searcher
         self.questions = questions
-        self.n = searcher._n_chunks()
+        self.n = searcher.n_chunks()
         self.groups = searcher.store.resource_rows
         self.urls = [r.url.rstrip("/").lower() for r in searcher.resources]
         texts = [c.indexed_text for c in searcher.store.chunks]
@@ -213,7 +213,7 @@ class Replay:
         key = ("rq", q.id, typo)
         if key not in self._cache:
             self.s.settings.index.typo_correction = typo
-            self.s._retrieval_queries.clear()
+            self.s.clear_caches()
             self._cache[key] = self.s.retrieval_query(q.text)
         return self._cache[key]
 
@@ -265,7 +265,7 @@ class Replay:
         depth = max(k, self.s.settings.index.candidates) if rerank else k
         order = ranked(res)[:depth]
         if len(order) < depth:
-            order += self.s._unmatched_resources(set(order), None)[: depth - len(order)]
+            order += self.s.unmatched_resources(set(order), None)[: depth - len(order)]
             res = {**{g: 0.0 for g in order}, **res}
         if not rerank:
             return order[:k]
@@ -392,7 +392,7 @@ def check_real_search(searcher: Any, questions: list[Question], cfg: Config) -> 
     """The chosen configuration through `Searcher.search` itself."""
     for name, value in cfg.settings().items():
         setattr(searcher.settings.index, name, value)
-    searcher._retrieval_queries.clear()
+    searcher.clear_caches()
     searcher.reranker = searcher.reranker.__class__(searcher.fields, _weights(cfg))
     s5, rr = [], []
     for q in questions:

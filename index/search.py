@@ -122,8 +122,14 @@ class Searcher:
 
     # --- retrieval -----------------------------------------------------------------------------
 
-    def _n_chunks(self) -> int:
+    def n_chunks(self) -> int:
+        """How many chunks the dense and BM25 lists each fetch before fusion."""
         return min(len(self.store.chunks), max(self.settings.index.candidates * 10, 500))
+
+    def clear_caches(self) -> None:
+        """Forget cached query parses and scope features, so a benchmark times the full path each pass."""
+        self._retrieval_queries.clear()
+        self._scope_cache.clear()
 
     def query_vector(self, query: str) -> np.ndarray:
         return self.embedder.embed_query(query)
@@ -185,7 +191,7 @@ class Searcher:
 
     def chunk_scores(self, query: str, mode: str, mask: np.ndarray | None) -> tuple[dict[int, float], dict[int, float]]:
         """Per-row scores for the mode (cosine, BM25, or fused RRF), and the cosines known so far."""
-        n = self._n_chunks()
+        n = self.n_chunks()
         rq = self.retrieval_query(query)
         cos: dict[int, float] = {}
         if mode != "bm25":
@@ -226,7 +232,7 @@ class Searcher:
         depth = max(k, self.settings.index.candidates) if mode == "hybrid+rerank" else k
         order = ranked(resource_scores)[:depth]
         if len(order) < depth:  # fewer matches than asked (BM25 scores only matching words): pad, unranked
-            order += self._unmatched_resources(set(order), mask)[: depth - len(order)]
+            order += self.unmatched_resources(set(order), mask)[: depth - len(order)]
             resource_scores = {**{g: 0.0 for g in order}, **resource_scores}
         rq = self.retrieval_query(query)
         hits = self._resource_hits(self.dense_text(rq), order, resource_scores, chunk_scores, cos)
@@ -234,7 +240,7 @@ class Searcher:
             hits = self.reranker.rerank(rq.text, hits)
         return self._with_scope(query, hits[:k])
 
-    def _unmatched_resources(self, seen: set[int], mask: np.ndarray | None) -> list[int]:
+    def unmatched_resources(self, seen: set[int], mask: np.ndarray | None) -> list[int]:
         """Allowed resources (with at least one chunk) that no retriever scored, in list order."""
         rows = np.arange(len(self.store.chunks)) if mask is None else np.flatnonzero(mask)
         groups = dict.fromkeys(int(g) for g in self.store.resource_rows[rows] if g >= 0)
