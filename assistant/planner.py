@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import functools
 import logging
-import sqlite3
 import tempfile
 from collections import Counter, defaultdict
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +21,7 @@ from assistant.readtime import Estimate, Total, estimate_all, stored_chunks, tot
 from assistant.records import Answer, Citation
 from core.errors import UserError
 from core.records import Resource
+from ingest.store import ChunkStore
 
 if TYPE_CHECKING:
     from assistant.route import RouteDecision
@@ -233,18 +232,20 @@ def plan_time(plan: Plan, times: dict[str, Estimate]) -> Total:
 
 
 def page_authors(store_file: Path) -> dict[str, str]:
-    """Author names the crawled pages give (a paper's full author list), by resource id; {} without a store."""
+    """Author names the crawled pages give (a paper's full author list), by resource id; {} without a store.
+
+    Read through the chunk store, so its schema version is checked (and migrated) like everywhere else."""
     if not store_file.exists():
         return {}
     try:
-        with closing(sqlite3.connect(f"file:{store_file}?mode=ro", uri=True)) as db:
-            rows = db.execute("SELECT resource_id, authors FROM documents WHERE authors != ''").fetchall()
-    except sqlite3.DatabaseError as exc:
-        log.warning("page authors unavailable from %s: %s", store_file, exc)
+        documents = ChunkStore(store_file).documents()
+    except UserError as exc:
+        log.warning("page authors unavailable: %s", exc)
         return {}
     out: dict[str, str] = {}
-    for rid, authors in rows:
-        out[rid] = f"{out.get(rid, '')} {authors}".strip()
+    for doc in documents:
+        if doc.authors:
+            out[doc.resource_id] = f"{out.get(doc.resource_id, '')} {doc.authors}".strip()
     return out
 
 
