@@ -48,19 +48,22 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--model", default=None)
     parser.add_argument("--slice", type=int, default=100_000, help="vectors added to HNSW per progress line")
+    parser.add_argument("--no-hnsw", action="store_true", help="stop after the embedding cache (no FAISS needed)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
 
-    import faiss
     import torch
 
     from core.settings import Settings
     from index.embed import Embedder, EmbeddingCache
-    from index.vectors import HNSW, VectorIndex, faiss_threads
+
+    faiss = None
+    if not args.no_hnsw:
+        import faiss
 
     report: dict = {"chunks": args.n, "machine": {
         "cpu_threads": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
-        "faiss": faiss.__version__, "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
+        "faiss": faiss.__version__ if faiss else None, "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
         "stages": {}}
     total = time.perf_counter()
     with tempfile.TemporaryDirectory() as home:
@@ -79,6 +82,11 @@ def main() -> None:
         keys = [EmbeddingCache.key(embedder.model_id, x) for x in texts]
         embedder.cache.put_many(dict(zip(keys, vectors, strict=True)))
         t = stage(report, "cache_write", t)
+        if args.no_hnsw:
+            report["total_seconds"] = round(time.perf_counter() - total, 2)
+            return finish(report, args.out)
+        from index.vectors import HNSW, VectorIndex, faiss_threads
+
         ids = np.arange(args.n, dtype=np.int64)
         index = VectorIndex.new(vectors.shape[1], HNSW, settings.index)
         with faiss_threads(os.cpu_count() or 1):
@@ -94,9 +102,13 @@ def main() -> None:
             hits = sum(int(index.search(vectors[i], 1)[1][0] == i) for i in range(1000))
         report["self_recall_at_1"] = hits / 1000
     report["total_seconds"] = round(time.perf_counter() - total, 2)
+    finish(report, args.out)
+
+
+def finish(report: dict, out: str | None) -> None:
     text = json.dumps(report, indent=2)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
     print(text)
 
 
