@@ -25,9 +25,9 @@ import numpy as np
 
 from assistant.prompt import EvidenceBlock
 from assistant.text import sentences, terms
-from index.records import ResourceHit
 from core.records import Chunk, Resource
 from core.settings import LLMSettings
+from index.records import ResourceHit
 
 log = logging.getLogger(__name__)
 
