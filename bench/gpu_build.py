@@ -74,9 +74,9 @@ def main() -> None:
         texts = synthetic_chunks(args.n)
         t = stage(report, "make_chunks", t)
         embedder = Embedder(settings)
-        embedder._encode(texts[:2048])  # load the model, as a running app has
+        embedder.encode_uncached(texts[:2048])  # load the model, as a running app has
         t = stage(report, "load_model", t)
-        vectors = embedder._encode(texts)
+        vectors = embedder.encode_uncached(texts)
         t = stage(report, "embed", t, chunks_per_s=round(args.n / (time.perf_counter() - t), 1),
                   device=str(embedder.model.device))
         keys = [EmbeddingCache.key(embedder.model_id, x) for x in texts]

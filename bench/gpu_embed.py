@@ -34,7 +34,7 @@ def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[
 
 
 def measure(texts: list[str], device: str, batch: int, model: str | None, keep: int = 0) -> tuple[dict, np.ndarray]:
-    """Chunks/s of the index stage's Embedder (`_encode`, the cache bypassed) at one batch size; returns the
+    """Chunks/s of the index stage's Embedder (`encode_uncached`, the cache bypassed) at one batch size; returns the
     first `keep` vectors for the agreement check."""
     from core.settings import Settings
     from index.embed import Embedder
@@ -43,9 +43,9 @@ def measure(texts: list[str], device: str, batch: int, model: str | None, keep: 
         settings = Settings(home=Path(home), embed={"device": device, "batch_size": batch, "gpu_batch_size": batch,
                                                     "model_path": model})
         embedder = Embedder(settings)
-        embedder._encode(texts[: min(len(texts), 2 * batch)])  # warm-up: load, kernels, allocator
+        embedder.encode_uncached(texts[: min(len(texts), 2 * batch)])  # warm-up: load, kernels, allocator
         started = time.perf_counter()
-        vectors = embedder._encode(texts)  # returns host numpy: the GPU work is finished when it returns
+        vectors = embedder.encode_uncached(texts)  # returns host numpy: the GPU work is finished when it returns
         seconds = time.perf_counter() - started
     row = {"device": device, "path": "pipelined fp16" if device == "cuda" else "encode fp32", "batch_size": batch,
            "chunks": len(texts), "seconds": round(seconds, 2), "chunks_per_s": round(len(texts) / seconds, 1),

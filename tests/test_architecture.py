@@ -146,3 +146,20 @@ def test_bench_scripts_import_no_private_project_names() -> None:
             if any(part.startswith("_") and not part.startswith("__") for part in dotted.split(".")):
                 private.append(f"{path.name}: {dotted}")
     assert private == [], f"bench/ should use public functions only: {private}"
+
+
+def test_bench_scripts_touch_no_private_attributes_of_project_objects() -> None:
+    """A benchmark that reaches into `searcher._cache` breaks silently when the class changes; it goes
+    through the public method the class offers for it instead."""
+    private: list[str] = []
+    for path in sorted((ROOT / "bench").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute):
+                continue
+            if not node.attr.startswith("_") or node.attr.startswith("__"):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}:
+                continue  # the script's own classes
+            private.append(f"{path.name}:{node.lineno}: .{node.attr}")
+    assert private == [], f"bench/ should use public methods only: {private}"

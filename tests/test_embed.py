@@ -38,7 +38,7 @@ def test_a_cache_hit_does_not_reach_the_model(tmp_path: Path, monkeypatch: pytes
     before = Embedder(settings).embed_documents(texts)
 
     again = Embedder(settings)  # a new process would see the same SQLite file
-    monkeypatch.setattr(again, "_encode", lambda texts: pytest.fail(f"re-encoded {texts}"))
+    monkeypatch.setattr(again, "encode_uncached", lambda texts: pytest.fail(f"re-encoded {texts}"))
     after = again.embed_documents(texts)
 
     assert again.encoded == 0 and again.cache_hits == 2

@@ -3,12 +3,11 @@ the fixture index plus the conversation fixture: no serious accessibility violat
 pinned in tests/a11y, injected into the page), the question box keeps the focus, a follow-up is answered in
 the conversation's context, and the phone-width layout has no overlapping elements.
 
-Screenshots: tests/artifacts/; with UPDATE_SCREENSHOTS=1, docs/screenshots/ (the README's)."""
+Screenshots: tests/artifacts/ (the README's come from the real list: bench/screenshots.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +29,7 @@ PHONE = {"width": 420, "height": 900}
 
 
 def shot_dir() -> Path:
-    path = ROOT / ("docs/screenshots" if os.environ.get("UPDATE_SCREENSHOTS") else "tests/artifacts")
+    path = ROOT / "tests/artifacts"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

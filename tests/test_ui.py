@@ -1,13 +1,12 @@
 """The web app in a real browser (Debian's chromium driven by Playwright) against `gpuguide serve` on a
 fixture index: cited answers, reading progress that survives a restart, escaped crawled text, re-ingest.
 
-Screenshots go to tests/artifacts/; with UPDATE_SCREENSHOTS=1 to docs/screenshots/ (the README's).
+Screenshots go to tests/artifacts/ (the README's come from the real list: bench/screenshots.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import time
@@ -36,7 +35,7 @@ FLASH_QUESTION = "How does FlashAttention avoid writing the attention matrix to 
 
 
 def shot_dir() -> Path:
-    path = ROOT / ("docs/screenshots" if os.environ.get("UPDATE_SCREENSHOTS") else "tests/artifacts")
+    path = ROOT / "tests/artifacts"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -369,8 +368,8 @@ def _first_start(home: Path, warcs: list[Path]) -> object:
     from fixtures.index.corpus import embedder, load_corpus
 
     from assistant.app_state import AppState
-    from ingest.catalog import catalog_payload
     from core.settings import Settings
+    from ingest.catalog import catalog_payload
 
     _, resources = load_corpus()
     home.mkdir(parents=True)

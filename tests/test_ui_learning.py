@@ -1,13 +1,12 @@
 """The learning path in a real browser and through the API: reading states in the guide, time left, the plan
 finishing what is being read, a resource's summary, the export buttons; `gpuguide serve` on the fixture index.
 
-The screenshot goes to tests/artifacts/; with UPDATE_SCREENSHOTS=1 to docs/screenshots/ (the README's).
+The screenshot goes to tests/artifacts/ (the README's come from the real list: bench/screenshots.py).
 """
 
 from __future__ import annotations
 
 import csv
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ TIMEOUT_MS = 30_000
 
 
 def shot_dir() -> Path:
-    path = ROOT / ("docs/screenshots" if os.environ.get("UPDATE_SCREENSHOTS") else "tests/artifacts")
+    path = ROOT / "tests/artifacts"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
