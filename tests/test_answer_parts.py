@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from fixtures.index.corpus import load_corpus
+
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.extractive import extractive_answer
 from assistant.followup import Turn, standalone_question
 from assistant.text import relevant_sentences, sentences
-from fixtures.index.corpus import load_corpus
 from index.records import ResourceHit
 
 PASSAGE = (

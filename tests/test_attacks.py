@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
-from ingest.catalog import CatalogError, parse_source
-from ingest.fetch import crawl_sync
+
 from core.records import Resource
 from core.settings import CrawlSettings, Settings
+from ingest.catalog import CatalogError, parse_source
+from ingest.fetch import crawl_sync
 
 GPUGUIDE = str(Path(sys.executable).with_name("gpuguide"))
 

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from core.records import Document, Resource
+from core.settings import ChunkSettings
 from ingest.cards import card_chunk, card_chunks, card_document
 from ingest.chunk import (
     CHUNKER_VERSION,
@@ -17,8 +19,6 @@ from ingest.chunk import (
     estimate_wordpieces,
 )
 from ingest.extract import content_hash
-from core.records import Document, Resource
-from core.settings import ChunkSettings
 
 WORDS = ("warp", "tile", "shared", "memory", "kernel", "tensor", "core", "latency", "bandwidth", "register",
          "occupancy", "pipeline", "thread", "block", "cache", "coalesced", "load", "store", "barrier", "async")

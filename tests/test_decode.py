@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import codecs
 
-import ingest.extract as extract
-import ingest.fetch as fetch
 from core.decode import decode_body, detect_charset
+from ingest import extract, fetch
 
 LATIN = "Caf\u00e9 na\u00efve"
 QUOTED = "r\u00e9sum\u00e9 of the \u201cfused\u201d kernels"  # the curly quotes exist in cp1252, not in latin-1
@@ -52,7 +51,7 @@ def test_a_utf16_bom_is_read() -> None:
 
 
 def test_a_meta_charset_is_read_in_html() -> None:
-    body = f'<html><head><meta charset="iso-8859-2"></head><p>\u0141\u00f3d\u017a</p>'.encode("iso-8859-2")
+    body = '<html><head><meta charset="iso-8859-2"></head><p>\u0141\u00f3d\u017a</p>'.encode("iso-8859-2")
     assert detect_charset(body, "text/html") == "iso8859-2"
     assert "\u0141\u00f3d\u017a" in decode_body(body, "text/html")
 

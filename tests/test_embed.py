@@ -8,9 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from index.embed import EmbeddingCache, Embedder, load_model, model_id, packaged_model_path
-from index.records import IndexLoadError
 from core.settings import Settings
+from index.embed import (
+    Embedder,
+    EmbeddingCache,
+    load_model,
+    model_id,
+    packaged_model_path,
+)
+from index.records import IndexLoadError
 
 
 def test_packaged_model_is_found_through_its_package() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fixtures.index.corpus import build, make_settings, searcher
 
+from core.errors import UserError
 from index.evaluate import (
     ALL_MODES,
     PRODUCT_MODE,
@@ -22,7 +23,6 @@ from index.evaluate import (
 )
 from index.records import OUTCOMES
 from index.search import Searcher
-from core.errors import UserError
 
 RANKED = ["u1", "g1", "a1", "u2", "g2"]
 

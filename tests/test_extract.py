@@ -11,8 +11,8 @@ import pytest
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
-from ingest.extract import dedupe_documents, extract
 from core.records import Document, FetchResult, Resource
+from ingest.extract import dedupe_documents, extract
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 

@@ -8,9 +8,18 @@ import time
 from pathlib import Path
 
 import pytest
-from http_fixture import FixtureServer, Reply, Request, crawl_settings, http_server_fixture  # noqa: F401
+from http_fixture import (  # noqa: F401
+    FixtureServer,
+    Reply,
+    Request,
+    crawl_settings,
+    http_server_fixture,
+)
 from warcio.archiveiterator import ArchiveIterator
 
+from core.decode import decode_body, detect_charset
+from core.records import FetchResult, Resource
+from core.settings import CrawlSettings
 from ingest.fetch import (
     classify_body,
     crawl_sync,
@@ -19,9 +28,6 @@ from ingest.fetch import (
     unrewrite_url,
 )
 from ingest.netguard import check_addresses, check_url
-from core.decode import decode_body, detect_charset
-from core.records import FetchResult, Resource
-from core.settings import CrawlSettings
 
 
 def res(url: str, rid: str = "r1", title: str = "A page") -> Resource:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from core.settings import CrawlSettings
 from ingest.followups import (
     arxiv_pdf_url,
     github_readme_url,
@@ -14,7 +15,6 @@ from ingest.followups import (
     series_part_links,
     url_followups,
 )
-from core.settings import CrawlSettings
 
 SERIES = (Path(__file__).parent / "fixtures" / "web" / "series-part-1.html").read_text(encoding="utf-8")
 PAGE = "https://blog.example.com/posts/matmul-part-1/"

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from assistant import prompt
-from assistant.models import EmbeddedLLM, assemble_packaged_gguf, describe_device, gpu_offload_available, resolve_gpu_layers
+from assistant.models import (
+    EmbeddedLLM,
+    assemble_packaged_gguf,
+    describe_device,
+    gpu_offload_available,
+    resolve_gpu_layers,
+)
 from core.settings import LLMSettings, Settings, load_settings
 
 MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from fixtures.index.corpus import build, make_settings, searcher
 
+from core.errors import UserError
 from index.hybrid import rrf
 from index.records import MODES
 from index.search import Searcher
-from core.errors import UserError
 
 
 @pytest.fixture(scope="module")

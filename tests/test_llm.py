@@ -16,14 +16,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fixtures.index.corpus import build, make_settings, searcher
+from test_chain import injected_corpus
 
 from assistant import prompt
 from assistant.chain import Assistant, Query
-from assistant.models import EmbeddedLLM, ModelError, assemble_packaged_gguf, chat_model, gguf_path
+from assistant.models import (
+    EmbeddedLLM,
+    ModelError,
+    assemble_packaged_gguf,
+    chat_model,
+    gguf_path,
+)
 from assistant.profile import Profile
-from fixtures.index.corpus import build, make_settings, searcher
 from core.settings import Settings
-from test_chain import injected_corpus
 
 MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"

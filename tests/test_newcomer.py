@@ -8,30 +8,19 @@ Screenshots: tests/artifacts/ (the README's come from the real list: bench/scree
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ui_fixture import AppServer, make_home
-
-playwright_api = pytest.importorskip("playwright.sync_api")
+from ui_fixture import AppServer, make_home, shot_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "tests" / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 30_000
 FLASH = "How does FlashAttention reduce HBM traffic?"
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 420, "height": 900}
 
-
-def shot_dir() -> Path:
-    path = ROOT / "tests/artifacts"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -40,16 +29,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     make_home(home, conversation=True)
     with AppServer(home) as app:
         yield app
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class App:

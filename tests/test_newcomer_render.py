@@ -8,6 +8,7 @@ import re
 from dataclasses import replace
 
 import pytest
+from fixtures.index.corpus import build, make_settings, searcher
 from ui_fixture import free_port
 
 from assistant.backends import backend_statuses
@@ -15,7 +16,6 @@ from assistant.records import Answer, Citation
 from assistant.render import render_answer, render_backends, render_hits
 from core.records import Chunk
 from core.settings import Settings
-from fixtures.index.corpus import build, make_settings, searcher
 
 LIST = "https://github.com/x/list"
 

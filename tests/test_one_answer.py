@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from fixtures.index.corpus import build, make_settings, searcher
 from ui_fixture import free_port
 
 from assistant.chain import Assistant, Query
 from assistant.profile import Profile
-from fixtures.index.corpus import build, make_settings, searcher
 
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -16,11 +16,11 @@ from assistant.plain import ago, local_time, outcome_word, status_facts, when_te
 from assistant.snippets import snippet_html, snippet_text
 from core.settings import Settings
 
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 class _Tags(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = b'{"models": [], "data": []}'
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

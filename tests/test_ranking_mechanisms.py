@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
-from index.aliases import ALIASES_FILE, AliasTable, mine_aliases
+from core.records import Resource
 from core.text import TOKENIZER_VERSION as TEXT_VERSION
 from core.text import tokenize
+from index.aliases import ALIASES_FILE, AliasTable, mine_aliases
 from index.bm25 import TOKENIZER_VERSION
 from index.fields import FieldIndex
 from index.hybrid import aggregate
@@ -20,7 +21,6 @@ from index.records import IndexLoadError
 from index.search import Searcher
 from index.typos import TypoCorrector, count_words, load_words, save_words
 from ingest.catalog import infer_kind
-from core.records import Resource
 
 PAGE = (Path(__file__).parent / "fixtures" / "ranking" / "acronyms.md").read_text(encoding="utf-8")
 TITLES = ["FlashAttention-2: Faster Attention with Better Parallelism", "ThunderKittens-3 Notes"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from fixtures.index.corpus import load_corpus
 
+from core.records import Resource
+from core.settings import Settings
 from index.aliases import mine_aliases
 from index.fields import FieldIndex
 from index.query import parse_query
 from index.records import ResourceHit
 from index.rerank import FieldReranker, RerankWeights, make_reranker
-from core.records import Resource
-from core.settings import Settings
 
 
 @pytest.fixture(scope="module")

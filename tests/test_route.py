@@ -10,9 +10,9 @@ import pytest
 
 from assistant.planner import NextReads
 from assistant.route import FEATURES, concept_feature, fit_logistic, request_feature
-from index.embed import Embedder
 from core.records import Resource
 from core.settings import PlannerSettings, Settings
+from index.embed import Embedder
 
 CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
 

@@ -118,8 +118,8 @@ def test_eval_command_defaults_to_the_products_mode_and_reports_outcomes(
 
 
 def test_the_default_scope_model_weighs_every_feature_and_its_thresholds_are_ordered() -> None:
-    from index.scope import SCOPE_FEATURES
     from core.settings import Settings
+    from index.scope import SCOPE_FEATURES
 
     cfg = Settings().index
     assert set(cfg.scope_weights) == set(SCOPE_FEATURES)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-import assistant.reading as reading
 import assistant.text as sentence_text
-import index.bm25 as bm25
-import index.fields as fields
-import index.query as query
+from assistant import reading
 from core.text import STOP_WORDS, stem, terms, tokenize, words
+from index import bm25, fields, query
 
 
 def test_inflections_of_one_verb_share_a_stem() -> None:

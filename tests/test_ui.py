@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,22 +21,13 @@ from ui_fixture import (
     XSS_TITLE,
     AppServer,
     make_home,
+    shot_dir,
 )
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 30_000
 FLASH_QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
 
-
-def shot_dir() -> Path:
-    path = ROOT / "tests/artifacts"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +36,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     make_home(home)
     with AppServer(home) as app:
         yield app
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class Page:

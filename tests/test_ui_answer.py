@@ -4,16 +4,14 @@ verified answer in the draft's place (never an instant answer replaced by anothe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from test_llm import MODELS_DIR
-from test_ui import CHROMIUM, CHROMIUM_ARGS, FLASH_QUESTION
+from test_ui import FLASH_QUESTION
 from ui_fixture import AppServer, make_home
 
 from assistant.models import assemble_packaged_gguf
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 ANSWER_TIMEOUT_MS = 240_000  # two cores shared with other work: the model can take a minute
 
 
@@ -31,17 +29,14 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def tab(llm_server: AppServer) -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(ANSWER_TIMEOUT_MS)
-        page.goto(llm_server.url)
-        page.locator("#gg-question textarea").wait_for()
-        yield page
-        browser.close()
+def tab(llm_server: AppServer, browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.set_default_timeout(ANSWER_TIMEOUT_MS)
+    page.goto(llm_server.url)
+    page.locator("#gg-question textarea").wait_for()
+    yield page
+    context.close()
 
 
 # Records, on every change of the chat, what the last assistant message holds.

@@ -8,28 +8,17 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from gradio_client import Client
-from ui_fixture import AppServer, make_home
-
-playwright_api = pytest.importorskip("playwright.sync_api")
+from ui_fixture import AppServer, make_home, shot_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 30_000
 
-
-def shot_dir() -> Path:
-    path = ROOT / "tests/artifacts"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def add_setting(toml: Path, table: str, line: str) -> None:
@@ -52,19 +41,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
 
 
 @pytest.fixture(scope="module")
-def page(server: AppServer) -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
-        tab = context.new_page()
-        tab.set_default_timeout(TIMEOUT_MS)
-        tab.goto(server.url)
-        tab.get_by_role("tab", name="Guide").click()
-        tab.locator("#gg-guide select.gg-state").first.wait_for()
-        yield tab
-        browser.close()
+def page(server: AppServer, browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)  # type: ignore[attr-defined]
+    tab = context.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    tab.goto(server.url)
+    tab.get_by_role("tab", name="Guide").click()
+    tab.locator("#gg-guide select.gg-state").first.wait_for()
+    yield tab
+    context.close()
 
 
 def time_left(page: object) -> str:

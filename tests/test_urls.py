@@ -3,12 +3,10 @@ the planner's "I read <url>", the evaluator's gold)."""
 
 from __future__ import annotations
 
-import assistant.profile as profile
-import index.search as search
-import ingest.archive as archive
-import ingest.catalog as catalog
-import ingest.fetch as fetch
+from assistant import profile
 from core.urls import canonical_url, same_page, url_key
+from index import search
+from ingest import archive, catalog, fetch
 
 
 def test_scheme_www_and_trailing_slash_do_not_matter() -> None:

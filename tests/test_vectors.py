@@ -12,10 +12,17 @@ import numpy as np
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
+from core.settings import IndexSettings
 from index import build as build_module
 from index.records import IndexLoadError
-from index.vectors import FLAT, HNSW, MANIFEST_FILE, VectorIndex, choose_index_type, vector_id
-from core.settings import IndexSettings
+from index.vectors import (
+    FLAT,
+    HNSW,
+    MANIFEST_FILE,
+    VectorIndex,
+    choose_index_type,
+    vector_id,
+)
 
 
 def unit(rows: int, dim: int = 8, seed: int = 0) -> np.ndarray:

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from fixtures.index.corpus import embedder, load_corpus
 
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
-from assistant.verify import CUT_OFF, DECLINED, NO_SOURCE, RESTATES, UNSUPPORTED, Verifier, split_claims, strip_control
-from fixtures.index.corpus import embedder, load_corpus
-from index.records import ResourceHit
+from assistant.verify import (
+    CUT_OFF,
+    DECLINED,
+    NO_SOURCE,
+    RESTATES,
+    UNSUPPORTED,
+    Verifier,
+    split_claims,
+    strip_control,
+)
 from core.settings import Settings
+from index.records import ResourceHit
 
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
 FLASH = (

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from fixtures.index.corpus import build, load_corpus, make_settings
 
+from core.records import Chunk, Resource
 from ingest.cards import card_chunk
 from ingest.catalog import catalog_payload
-from core.records import Chunk, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 XSS_SCRIPT = "<script>alert(1)</script>"
@@ -44,6 +44,13 @@ def xss_corpus() -> tuple[list[Chunk], list[Resource]]:
     page = Chunk(chunk_id="warp-shuffle-xss:0", resource_id=evil.id, url=evil.url, heading_path=("Warp shuffles",),
                  start=0, end=len(text), text=text, context=f"{evil.title}\n{evil.place}")
     return [*chunks, card_chunk(evil), page], [*resources, evil]
+
+
+def shot_dir() -> Path:
+    """Where browser tests leave their screenshots (the README's come from bench/screenshots.py)."""
+    path = Path(__file__).resolve().parent / "artifacts"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def make_home(home: Path, conversation: bool = False) -> None:
