@@ -85,9 +85,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One headless Debian chromium for every browser test (each test opens its own context)."""
+    """A headless Debian chromium for a module's browser tests (each test opens its own context).
+
+    Module scope, not session: Playwright's sync API runs an event loop on this thread while it is open, and
+    the crawler tests that follow call `asyncio.run` on the same thread."""
     playwright_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.fail("chromium is not installed: run `make browser` (apt-get install -y chromium)")
