@@ -635,6 +635,8 @@ def start(settings: Settings, state: AppState | None = None) -> tuple[gr.Blocks,
     log.info("%s", state.prepare())
     if state.start_first_crawl():  # before the layout is built, so its status timer starts polling
         log.info("first start: crawling the list in the background; the catalog cards answer meanwhile")
+    elif state.start_list_update():
+        log.info("the list changed since the last index: updating cards and index in the background")
     demo = build_app(state)
     demo.queue(default_concurrency_limit=4, max_size=64 + 4 * settings.ui.chat_concurrency)
     # Gradio's login covers its pages and API but not the MCP endpoint: guarded from the app's creation on.

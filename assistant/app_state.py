@@ -382,6 +382,15 @@ class AppState:
             return False
         return self.start_update(kind="first start")
 
+    def start_list_update(self) -> bool:
+        """At start: a list synced while the app was stopped (`gpuguide catalog sync` with no `gpuguide index`
+        after it) is applied now, in the background, like the *Update from the list* button."""
+        from ingest.refresh import cards_out_of_date
+
+        if not cards_out_of_date(self.settings, self.resources):
+            return False
+        return self.start_update(kind="list update")
+
     def start_update(self, kind: str = "update") -> bool:
         """Re-index after a list update (cards and context headers, no crawl), then crawl what no crawl has
         tried yet, in batches, each stored and indexed as it arrives; False if a job is running."""

@@ -73,6 +73,20 @@ def refresh_from_catalog(settings: Settings, resources: list[Resource]) -> Catal
     return result
 
 
+def cards_out_of_date(settings: Settings, resources: list[Resource]) -> bool:
+    """Whether the store's catalog cards no longer match `resources` (a list synced while the app was
+    stopped); False for a store with no cards yet, which the first start fills."""
+    if not settings.store_file.exists():
+        return False
+    cards = {d.resource_id: d.content_hash for d in ChunkStore(settings.store_file).documents()
+             if d.source_kind == CARD_KIND}
+    if not cards:
+        return False
+    return set(cards) != {r.id for r in resources} or any(
+        cards[r.id] != card_document(r).content_hash for r in resources
+    )
+
+
 def pending_crawl(settings: Settings, resources: list[Resource]) -> list[Resource]:
     """Catalog resources with a link that no crawl has tried yet (all of them before the first crawl; the
     ones a list update added after it), in list order."""

@@ -137,3 +137,30 @@ def test_reingest_picks_up_a_list_synced_while_the_app_runs(isolated_home, http_
     assert job.crawl.done == job.crawl.total == 8
     cards = [c.text for c in state.assistant().searcher.chunks if c.source_kind == "card"]
     assert any("5th edition" in text for text in cards)
+
+
+def offline(settings: Settings) -> Settings:
+    return settings.model_copy(update={"crawl": settings.crawl.model_copy(update={"offline": True})})
+
+
+def test_a_list_synced_while_the_app_was_stopped_is_applied_at_the_next_start(isolated_home, http_server,
+                                                                              embedder, tmp_path):
+    settings = offline(app_settings(isolated_home, http_server))
+    started(settings, embedder)  # the first run: cards stored and indexed
+    newer = tmp_path / "newer.md"
+    newer.write_text((LISTS / "current.md").read_text().replace("The canonical textbook",
+                                                                "The canonical textbook, 5th edition"))
+    sync_list(settings, str(newer))  # while the app is stopped; no `gpuguide index` after it
+
+    state = started(settings, embedder)  # the next start
+    assert state.start_list_update()
+    job = state.wait_reingest(timeout=240)
+    assert job.phase in {"done", "offline"}, job.message
+    cards = [c.text for c in state.assistant().searcher.chunks if c.source_kind == "card" and "Textbook" in c.text]
+    assert cards and all("5th edition" in text for text in cards)
+
+
+def test_an_unchanged_list_starts_no_update(isolated_home, http_server, embedder):
+    settings = offline(app_settings(isolated_home, http_server))
+    started(settings, embedder)
+    assert not started(settings, embedder).start_list_update()
