@@ -286,7 +286,8 @@ def build_app(state: AppState) -> gr.Blocks:
             return ""
         hits = state.search(query, k=8, tier=_tier(tier), topic=_opt(topic), kind=_opt(kind), unread_only=bool(unread))
         outcome = state.assistant().searcher.outcome(query, hits) if hits else "out_of_scope"
-        return render_hits(hits, list_url, outcome=outcome, read=state.read_ids())
+        return render_hits(hits, list_url, outcome=outcome, read=state.read_ids(), states=state.states(),
+                           times=state.times())
 
     def backend_view() -> tuple[gr.Radio, str]:
         """On each page load: which backends answer now (a server started since shows up after a reload)."""

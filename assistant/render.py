@@ -215,12 +215,15 @@ def render_guide(resources: list[Resource], read: set[str], list_url: str, state
                   left=left, topic_left=topic_left, state_names=STATE_NAMES)
 
 
-def render_hits(hits: list[Any], list_url: str, outcome: str = "answer", read: set[str] | None = None) -> str:
+def render_hits(hits: list[Any], list_url: str, outcome: str = "answer", read: set[str] | None = None,
+                states: dict[str, str] | None = None, times: dict[str, Any] | None = None) -> str:
     """Guide-tab search results in the order the search scored them: the outcome in words above them (a weak
-    or no match says so), each hit with its best passage as prose (or the catalog note) and a read box."""
+    or no match says so), each hit with its best passage as prose (or the catalog note) and a read box; with
+    `states`, the same reading-state menu (and reading time) as the guide's own entries."""
     word, sentence = outcome_word(outcome)
     return render("hits.html", hits=hits, list_url=list_url, outcome=outcome, outcome_word=word,
-                  outcome_sentence=sentence, read=read or set())
+                  outcome_sentence=sentence, read=read or set(), states=states, times=times or {},
+                  state_names=STATE_NAMES)
 
 
 def render_plan(plan: Any, list_url: str, times: dict[str, Any] | None = None) -> str:

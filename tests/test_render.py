@@ -92,7 +92,9 @@ RENDERS: dict[str, Callable[[], str]] = {
     "guide.html": lambda: render.render_guide([evil_resource()], {"warp-xss"}, LIST_URL, states={"warp-xss": "read"},
                                               times={"warp-xss": Estimate("warp-xss", 5, EVIL, 900, EVIL)}),
     "digest.html": lambda: render.render_digest(evil_digest()),
-    "hits.html": lambda: render.render_hits([ResourceHit(evil_resource(), 1.0, [(evil_chunk(), 0.9)], 0.9)], LIST_URL),
+    "hits.html": lambda: render.render_hits([ResourceHit(evil_resource(), 1.0, [(evil_chunk(), 0.9)], 0.9)], LIST_URL,
+                                            states={"warp-xss": "reading"},
+                                            times={"warp-xss": Estimate("warp-xss", 5, EVIL, 900, EVIL)}),
     "plan.html": lambda: render.render_plan(Plan([Pick(evil_resource(), EVIL)]), LIST_URL),
     "status.html": lambda: render.render_status(IndexStatus(index_type=EVIL, model=EVIL, built_at=EVIL,
                                                             last_ingest=EVIL, failures=[(EVIL, EVIL)])),
@@ -215,3 +217,15 @@ def test_the_chat_keeps_each_answer_in_the_serialised_shape() -> None:
     assert kept == [answer_dict(answer)]
 
 
+
+
+def test_a_search_result_offers_the_reading_state_menu_with_its_state_chosen() -> None:
+    hit = ResourceHit(evil_resource(), 1.0, [(evil_chunk(), 0.9)], 0.9)
+    html = render.render_hits([hit], LIST_URL, states={"warp-xss": "reading"}, times={})
+    assert 'class="gg-state" data-rid="warp-xss"' in html
+    assert '<option value="reading" selected>' in html and '<option value="read">' in html
+
+
+def test_a_search_result_without_states_shows_only_its_read_box() -> None:
+    html = render.render_hits([ResourceHit(evil_resource(), 1.0)], LIST_URL)
+    assert "gg-check" in html and "gg-state" not in html

@@ -134,3 +134,15 @@ def test_the_api_and_mcp_expose_states_time_left_and_the_plan(server: AppServer)
     assert plan["picks"][0]["time"] is not None and "label" in plan["time_total"]
     tools = {t["name"] for t in httpx.get(server.url + "gradio_api/mcp/schema", timeout=30).json()}
     assert {"reading_state", "learning_path", "next_reads", "explain", "quiz"} <= tools
+
+
+def test_a_search_result_sets_a_reading_state_that_the_guide_then_shows(page: object) -> None:
+    page.locator("#gg-search textarea").fill("roofline model arithmetic intensity")
+    page.locator("#gg-search textarea").press("Enter")
+    menu = page.locator("#gg-results select.gg-state[data-rid='roofline']")
+    menu.wait_for()
+    assert menu.input_value() == "unread"
+    menu.select_option("skipped")
+    page.wait_for_function("() => document.querySelector(\"#gg-guide select.gg-state[data-rid='roofline']\")"
+                           "?.value === 'skipped'")
+    assert "skipped" in page.locator("#gg-summary").inner_text()
