@@ -139,6 +139,20 @@ class RunReport:
     rows: list[ReportRow]
 
 
+def _chunk_rows(chunks: list[Chunk]) -> list[tuple[Any, ...]]:
+    """The `chunks` table rows, each chunk numbered in its resource's order."""
+    ordinals: Counter[str] = Counter()
+    rows = []
+    for chunk in chunks:
+        rows.append((
+            chunk.chunk_id, chunk.resource_id, chunk.url, chunk.source_kind, ordinals[chunk.resource_id],
+            _json(list(chunk.heading_path)), chunk.start, chunk.end, chunk.text, chunk.context,
+            _json(chunk.extra),
+        ))
+        ordinals[chunk.resource_id] += 1
+    return rows
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
@@ -211,15 +225,7 @@ class ChunkStore:
             {d.resource_id for d in documents} | {c.resource_id for c in chunks}
         )
         source_hashes = source_hashes or {}
-        ordinals: Counter[str] = Counter()
-        chunk_rows = []
-        for chunk in chunks:
-            chunk_rows.append((
-                chunk.chunk_id, chunk.resource_id, chunk.url, chunk.source_kind, ordinals[chunk.resource_id],
-                _json(list(chunk.heading_path)), chunk.start, chunk.end, chunk.text, chunk.context,
-                _json(chunk.extra),
-            ))
-            ordinals[chunk.resource_id] += 1
+        chunk_rows = _chunk_rows(chunks)
         counts = dict(Counter(row.status for row in rows))
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -282,15 +288,7 @@ class ChunkStore:
         the source hash and chunker they were stored with, so later runs still reuse them."""
         documents, chunks = list(documents), list(chunks)
         replaced, dropped = set(resource_ids), set(dropped)
-        ordinals: Counter[str] = Counter()
-        chunk_rows = []
-        for chunk in chunks:
-            chunk_rows.append((
-                chunk.chunk_id, chunk.resource_id, chunk.url, chunk.source_kind, ordinals[chunk.resource_id],
-                _json(list(chunk.heading_path)), chunk.start, chunk.end, chunk.text, chunk.context,
-                _json(chunk.extra),
-            ))
-            ordinals[chunk.resource_id] += 1
+        chunk_rows = _chunk_rows(chunks)
         with self._connect() as conn:
             kept = {
                 (r, u, k): (sh, ck)

@@ -9,18 +9,10 @@ import time
 from pathlib import Path
 
 from http_fixture import FixtureServer, Reply, http_server_fixture  # noqa: F401
+from test_first_crawl import LISTS, PAGE
 from ui_fixture import AppServer
 
 from ingest.store import ChunkStore
-
-LISTS = Path(__file__).parent / "fixtures" / "lists"
-PAGE = (
-    "<html><head><title>{title}</title></head><body><main><h1>{title}</h1>"
-    "<p>{title} explains how a kernel moves tiles of a matrix through shared memory so that each element "
-    "is read from global memory once, and how the block size decides the occupancy of each multiprocessor.</p>"
-    "<h2>Measuring</h2><p>Profile the kernel, compare achieved bandwidth with the peak, and change one "
-    "parameter at a time: tile width, vector loads, double buffering.</p></main></body></html>"
-)
 
 
 def fresh_home(home: Path, server: FixtureServer) -> None:
