@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import statistics
@@ -42,3 +43,11 @@ def percentiles(samples_s: list[float]) -> dict[str, float]:
 
 def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def write_report(report: dict, out: str | None) -> None:
+    """Print the benchmark's JSON report, and write it to `out` when given (docs/measurements/…)."""
+    text = json.dumps(report, indent=2)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
+    print(text)

@@ -23,6 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import write_report
+
 
 def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[str]:
     """Chunks of the guide's own vocabulary (bundled catalog titles and notes), drawn with numpy: fast at 1M."""
@@ -84,7 +86,7 @@ def main() -> None:
         t = stage(report, "cache_write", t)
         if args.no_hnsw:
             report["total_seconds"] = round(time.perf_counter() - total, 2)
-            return finish(report, args.out)
+            return write_report(report, args.out)
         from index.vectors import HNSW, VectorIndex, faiss_threads
 
         ids = np.arange(args.n, dtype=np.int64)
@@ -102,14 +104,9 @@ def main() -> None:
             hits = sum(int(index.search(vectors[i], 1)[1][0] == i) for i in range(1000))
         report["self_recall_at_1"] = hits / 1000
     report["total_seconds"] = round(time.perf_counter() - total, 2)
-    finish(report, args.out)
+    write_report(report, args.out)
 
 
-def finish(report: dict, out: str | None) -> None:
-    text = json.dumps(report, indent=2)
-    if out:
-        Path(out).write_text(text + "\n", encoding="utf-8")
-    print(text)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import write_report
+
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -86,7 +88,12 @@ def decode_pieces(model, text: str, n: int):
 
 def run(args: argparse.Namespace) -> dict:
     from assistant import prompt
-    from assistant.models import EmbeddedLLM, describe_device, gguf_path, gpu_offload_available
+    from assistant.models import (
+        EmbeddedLLM,
+        describe_device,
+        gguf_path,
+        gpu_offload_available,
+    )
     from core.settings import Settings
 
     with tempfile.TemporaryDirectory() as home:
@@ -159,10 +166,7 @@ def main() -> None:
                 "tokens_per_s": round(b["median"][mode]["tokens_per_s"] / a["median"][mode]["tokens_per_s"], 1),
             } for mode in ("answer", "free", "decode")}
             report["speedup_of"] = f"{labels[1]} over {labels[0]}"
-    text = json.dumps(report, indent=2)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import write_report
+
 
 def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[str]:
     """Chunks made of the guide's own vocabulary (titles and notes of the bundled catalog)."""
@@ -112,10 +114,7 @@ def main() -> None:
             report.setdefault("best_chunks_per_s", {})[str(n)] = best
         report["gpu_over_cpu"] = round(max(r["chunks_per_s"] for r in rows) / best_cpu, 1)
         report["auto_device"] = __import__("index.embed", fromlist=["resolve_device"]).resolve_device("auto")
-    text = json.dumps(report, indent=2)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":
