@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ui_fixture import AppServer, make_home, shot_dir
+from ui_fixture import AppServer, ask_in_chat, make_home, shot_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "tests" / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
@@ -47,13 +47,7 @@ class App:
 
     def send(self, question: str) -> object:
         """Type a question and press Enter; returns the locator of the finished answer."""
-        before = self.page.locator("#gg-chat .gg-message").count()
-        self.box.fill(question)
-        self.box.press("Enter")
-        answer = self.page.locator("#gg-chat .gg-message").nth(before)
-        answer.wait_for()
-        self.page.locator("#gg-chat .gg-pending").wait_for(state="detached")
-        return answer
+        return ask_in_chat(self.page, question)
 
     def tab(self, name: str) -> None:
         self.page.get_by_role("tab", name=name).click()

@@ -20,6 +20,7 @@ from ui_fixture import (
     XSS_SCRIPT,
     XSS_TITLE,
     AppServer,
+    ask_in_chat,
     make_home,
     shot_dir,
 )
@@ -62,14 +63,7 @@ class Page:
 
     def ask(self, question: str) -> object:
         """Send a question; returns the locator of the finished answer (its sources panel, or its text)."""
-        before = self.page.locator("#gg-chat .gg-message").count()
-        box = self.page.locator("#gg-question textarea")
-        box.fill(question)
-        box.press("Enter")
-        answer = self.page.locator("#gg-chat .gg-message").nth(before)
-        answer.wait_for()
-        self.page.locator("#gg-chat .gg-pending").wait_for(state="detached")
-        return answer
+        return ask_in_chat(self.page, question)
 
     def tab(self, name: str) -> None:
         self.page.get_by_role("tab", name=name).click()

@@ -53,6 +53,18 @@ def shot_dir() -> Path:
     return path
 
 
+def ask_in_chat(page: object, question: str) -> object:
+    """Type a question into the chat and press Enter; returns the locator of the finished answer."""
+    before = page.locator("#gg-chat .gg-message").count()  # type: ignore[attr-defined]
+    box = page.locator("#gg-question textarea")  # type: ignore[attr-defined]
+    box.fill(question)
+    box.press("Enter")
+    answer = page.locator("#gg-chat .gg-message").nth(before)  # type: ignore[attr-defined]
+    answer.wait_for()
+    page.locator("#gg-chat .gg-pending").wait_for(state="detached")  # type: ignore[attr-defined]
+    return answer
+
+
 def make_home(home: Path, conversation: bool = False) -> None:
     """A data dir the app can serve at once: index, catalog (the fixture's, as a synced list), settings.
     `conversation` adds the later FlashAttention papers and AMD's library (tests/fixtures/conversation)."""
