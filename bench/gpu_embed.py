@@ -35,21 +35,25 @@ def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[
     return [" ".join(rng.choices(vocab, k=words_per_chunk)) for _ in range(n)]
 
 
-def measure(texts: list[str], device: str, batch: int, model: str | None, keep: int = 0) -> tuple[dict, np.ndarray]:
-    """Chunks/s of the index stage's Embedder (`encode_uncached`, the cache bypassed) at one batch size; returns the
-    first `keep` vectors for the agreement check."""
+def measure(texts: list[str], device: str, batch: int, model: str | None, keep: int = 0,
+            processes: int | None = None) -> tuple[dict, np.ndarray]:
+    """Chunks/s of the index stage's Embedder (`encode_uncached`, the cache bypassed) at one batch size and way of
+    tokenizing (`processes`: None = the setting's default, 0 = threads); returns the first `keep` vectors for the
+    agreement check."""
     from core.settings import Settings
     from index.embed import Embedder
 
     with tempfile.TemporaryDirectory() as home:
         settings = Settings(home=Path(home), embed={"device": device, "batch_size": batch, "gpu_batch_size": batch,
-                                                    "model_path": model})
+                                                    "model_path": model, "gpu_tokenize_processes": processes})
         embedder = Embedder(settings)
+        workers = embedder.tokenize_processes(len(texts))
         embedder.encode_uncached(texts[: min(len(texts), 2 * batch)])  # warm-up: load, kernels, allocator
         started = time.perf_counter()
         vectors = embedder.encode_uncached(texts)  # returns host numpy: the GPU work is finished when it returns
         seconds = time.perf_counter() - started
     row = {"device": device, "path": "pipelined fp16" if device == "cuda" else "encode fp32", "batch_size": batch,
+           "tokenize": f"{workers} processes" if device == "cuda" and workers >= 2 else "threads",
            "chunks": len(texts), "seconds": round(seconds, 2), "chunks_per_s": round(len(texts) / seconds, 1),
            "dim": int(vectors.shape[1])}
     print(json.dumps(row), file=sys.stderr, flush=True)  # progress, in case the run is cut short
@@ -77,7 +81,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20000,200000", help="corpus sizes embedded on the GPU")
     parser.add_argument("--batches", default="128,256,512,1024,2048", help="batch sweep at the smallest size")
-    parser.add_argument("--big-batches", default="512,1024", help="batch sizes at the larger sizes")
+    parser.add_argument("--big-batches", default="1024,2048", help="batch sizes at the larger sizes")
+    parser.add_argument("--tokenize", default="auto,0",
+                        help="ways of tokenizing at the larger sizes: auto = the setting's default, N = N worker processes, 0 = threads")
     parser.add_argument("--cpu-n", type=int, default=1_000, help="chunks embedded on the CPU (baseline, agreement)")
     parser.add_argument("--cpu-batches", default="64")
     parser.add_argument("--baseline-n", type=int, default=20_000, help="chunks for the old GPU path (0: skip)")
@@ -101,12 +107,14 @@ def main() -> None:
             report["cuda_before"] = measure_baseline(texts[: args.baseline_n], 256, args.model)
         rows = []
         for i, n in enumerate(sizes):
+            ways = [None] if i == 0 else [None if w == "auto" else int(w) for w in args.tokenize.split(",")]
             for b in (args.batches if i == 0 else args.big_batches).split(","):
-                row, vecs = measure(texts[:n], "cuda", int(b), args.model, keep=args.cpu_n)
-                rows.append(row)
+                for way in ways:
+                    row, vecs = measure(texts[:n], "cuda", int(b), args.model, keep=args.cpu_n, processes=way)
+                    rows.append(row)
         report["cuda"] = rows
         cos = (cpu_rows[0][1] * vecs).sum(axis=1)
-        report["agreement_with_cpu"] = {"chunks": int(len(cos)), "min_cosine": round(float(cos.min()), 6),
+        report["agreement_with_cpu"] = {"chunks": len(cos), "min_cosine": round(float(cos.min()), 6),
                                         "mean_cosine": round(float(cos.mean()), 6)}
         best_cpu = max(r["chunks_per_s"] for r in report["cpu"])
         for n in sizes:

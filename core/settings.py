@@ -98,6 +98,15 @@ class EmbedSettings(BaseModel):
     gpu_prefetch: int = Field(
         4, ge=1, description="Batches tokenized ahead on CPU threads while the GPU runs the current one"
     )
+    gpu_tokenize_processes: int | None = Field(
+        None, ge=0,
+        description="Worker processes that tokenize for the GPU on big jobs: unset = one per CPU core but one; "
+        "0 = threads only (index/tokenize.py says why processes keep up and threads do not)",
+    )
+    gpu_processes_from: int = Field(
+        20_000, ge=1, description="Texts in one job from which the GPU path tokenizes in worker processes "
+        "(starting them costs about a second)",
+    )
     cache_file: Path | None = Field(
         None, description="SQLite cache of embeddings by content hash; default: embeddings.sqlite3 in the data dir"
     )

@@ -7,9 +7,9 @@ and the evaluation share it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import itertools
 import logging
 import os
 import sqlite3
@@ -25,6 +25,7 @@ import numpy as np
 from core.migrate import Migration, migrate
 from core.settings import Settings
 from index.records import IndexLoadError
+from index.tokenize import FastTokenizer
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -182,6 +183,8 @@ class Embedder:
         self.gpu_batch_size = settings.embed.gpu_batch_size
         self.gpu_fp16 = settings.embed.gpu_fp16
         self.gpu_prefetch = settings.embed.gpu_prefetch
+        self.gpu_tokenize_processes = settings.embed.gpu_tokenize_processes
+        self.gpu_processes_from = settings.embed.gpu_processes_from
         cache_file = settings.embed.cache_file or settings.home / "embeddings.sqlite3"
         self.cache = cache if cache is not None else EmbeddingCache(Path(cache_file))
         self.encoded = 0  # texts that needed the model, for reports and tests
@@ -209,7 +212,8 @@ class Embedder:
         device = resolve_device(self.device_setting)
         if device.startswith("cuda") and len(texts) > 1:
             vecs = encode_pipelined(
-                load_model(self.path, device, self.gpu_fp16), texts, self.gpu_batch_size, self.gpu_prefetch
+                load_model(self.path, device, self.gpu_fp16), texts, self.gpu_batch_size, self.gpu_prefetch,
+                self.tokenize_processes(len(texts)),
             )
             self.encoded += len(texts)
             return vecs
@@ -219,6 +223,13 @@ class Embedder:
         )
         self.encoded += len(texts)
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def tokenize_processes(self, n_texts: int) -> int:
+        """Worker processes for a GPU job of n texts (0: tokenize on threads in this process)."""
+        if self.gpu_tokenize_processes is not None:
+            return self.gpu_tokenize_processes
+        cores = os.cpu_count() or 1
+        return cores - 1 if n_texts >= self.gpu_processes_from and cores >= 4 else 0
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text; only texts missing from the cache reach the model."""
@@ -250,14 +261,16 @@ class Embedder:
         return vec
 
 
-def encode_pipelined(model: SentenceTransformer, texts: Sequence[str], batch_size: int, prefetch: int = 4) -> np.ndarray:
+def encode_pipelined(
+    model: SentenceTransformer, texts: Sequence[str], batch_size: int, prefetch: int = 4, processes: int = 0
+) -> np.ndarray:
     """Normalised float32 vectors, with tokenization kept off the GPU's critical path.
 
     Why not `model.encode`: it tokenizes each batch on the calling thread and waits for the GPU after each,
     so a GPU that could embed ~20k chunks/s idles behind the tokenizer (1.9k chunks/s measured on an H200).
-    Here texts are sorted by length (little padding), CPU threads tokenize the next `prefetch` batches (the
-    fast tokenizer's batch encoding runs in Rust without the GIL) into pinned memory while the GPU runs the
-    current batch, copies are asynchronous, and the vectors stay on the device until the end.
+    Here texts are sorted by length (little padding), the next `prefetch` batches are tokenized ahead (on
+    threads, or in `processes` worker processes: index/tokenize.py) while the GPU runs the current batch,
+    host tensors are pinned, copies are asynchronous, and the vectors stay on the device until the end.
     Works on any device (the CPU too, where it equals `encode` up to float rounding).
     """
     import torch
@@ -270,8 +283,11 @@ def encode_pipelined(model: SentenceTransformer, texts: Sequence[str], batch_siz
     on_cuda = device.type == "cuda"
     order = sorted(range(n), key=lambda i: -len(texts[i]))  # longest first: the allocator sizes once
     batches = [order[i : i + batch_size] for i in range(0, n, batch_size)]
-
-    prepare = _fast_tokenize(model) or getattr(model, "preprocess", None) or model.tokenize
+    fast = FastTokenizer.for_model(model)
+    prepare = fast or getattr(model, "preprocess", None) or model.tokenize
+    if fast is not None and processes >= 2 and len(batches) > 1:
+        fast.processes(processes)
+        prefetch = max(prefetch, processes)  # one batch in flight per worker
 
     def tokenize(idx: list[int]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         features = prepare([texts[i] for i in idx])
@@ -282,8 +298,12 @@ def encode_pipelined(model: SentenceTransformer, texts: Sequence[str], batch_siz
         return index, features
 
     out: torch.Tensor | None = None
-    workers = max(1, min(prefetch, os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tokenize") as pool, torch.inference_mode():
+    workers = max(1, min(prefetch, max(processes, os.cpu_count() or 1)))
+    with (
+        fast or contextlib.nullcontext(),
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tokenize") as pool,
+        torch.inference_mode(),
+    ):
         pending = [pool.submit(tokenize, b) for b in batches[:prefetch]]
         for step in range(len(batches)):
             index, features = pending[step].result()
@@ -298,53 +318,3 @@ def encode_pipelined(model: SentenceTransformer, texts: Sequence[str], batch_siz
             out[index.to(device, non_blocking=True)] = emb
     assert out is not None
     return np.ascontiguousarray(out.cpu().numpy(), dtype=np.float32)
-
-
-def _fast_tokenize(model: SentenceTransformer):  # noqa: ANN202 - returns a callable or None
-    """The model's own Rust tokenizer called directly (`encode_batch`, truncation and padding set once), or
-    None where the model is not a plain text transformer with a fast tokenizer.
-
-    Why: the Python tokenizer wrapper spends most of its time converting encodings (measured on an H200
-    machine: 2.2k texts/s through the wrapper vs 6.6k/s for the Rust batch encoding alone, the forward pass
-    at 28k/s), and that part holds the GIL, so more threads do not help it.
-    """
-    import torch
-
-    backend = getattr(getattr(model, "tokenizer", None), "backend_tokenizer", None)
-    prepare = getattr(model, "preprocess", None) or model.tokenize
-    max_len = getattr(model, "max_seq_length", None)
-    if backend is None or not max_len or getattr(model[0], "do_lower_case", False):
-        return None
-    try:
-        from tokenizers import Tokenizer
-
-        sample = prepare(["a b"])
-        if not {"input_ids", "attention_mask"} <= set(sample) or not set(sample) <= {
-            "input_ids", "attention_mask", "token_type_ids"} | {k for k, v in sample.items() if not isinstance(v, torch.Tensor)}:
-            return None
-        tokenizer = Tokenizer.from_str(backend.to_str())
-        tokenizer.enable_truncation(max_length=int(max_len))
-        tokenizer.no_padding()  # padded below in one numpy step: per-token Python work is what is slow
-        pad_id = int(model.tokenizer.pad_token_id or 0)
-        if any(tokenizer.encode("a b").type_ids):
-            return None  # a model that marks single texts with non-zero token types: keep the general path
-    except Exception as exc:  # noqa: BLE001 - any surprise means the general path, never a wrong vector
-        log.info("fast tokenization unavailable (%s); using the model's preprocess", exc)
-        return None
-    encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
-    extras = {k: v for k, v in sample.items() if not isinstance(v, torch.Tensor)}
-    with_types = "token_type_ids" in sample
-
-    def tokenize(batch: list[str]) -> dict:
-        encodings = encode([t.strip() for t in batch])  # as sentence-transformers' own preprocessing does
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-        flat = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(lengths.sum()))
-        mask = np.arange(int(lengths.max())) < lengths[:, None]
-        ids = np.full(mask.shape, pad_id, dtype=np.int64)
-        ids[mask] = flat  # row-major fill: each row's tokens in order, then its padding
-        out = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask.astype(np.int64))}
-        if with_types:
-            out["token_type_ids"] = torch.zeros_like(out["input_ids"])
-        return {**out, **extras}
-
-    return tokenize

@@ -115,3 +115,37 @@ def test_greedy_under_grammar_picks_the_tokens_of_llama_cpps_grammar_sampler(tmp
                                          grammar=LlamaGrammar.from_string(grammar, verbose=False)))
     assert first(greedy_under_grammar(model.llm, tokens, grammar)) == reference
     assert "[2]" in model.llm.detokenize(reference).decode()
+
+
+def test_pipelined_encoding_in_worker_processes_gives_the_vectors_of_encode():
+    from index.embed import encode_pipelined, load_model, packaged_model_path
+
+    model = load_model(packaged_model_path(), "cpu")
+    texts = [f"tile {i} of a GEMM in shared memory " * (1 + i % 7) for i in range(40)]
+    expected = model.encode(texts, batch_size=8, normalize_embeddings=True, convert_to_numpy=True)
+    got = encode_pipelined(model, texts, batch_size=6, prefetch=2, processes=2)
+    assert got.shape == expected.shape
+    assert float((got * expected).sum(axis=1).min()) > 1 - 1e-5
+
+
+def test_the_fast_tokenizer_gives_the_models_own_input_ids_and_mask():
+    from index.embed import load_model, packaged_model_path
+    from index.tokenize import FastTokenizer
+
+    model = load_model(packaged_model_path(), "cpu")
+    texts = ["  Bank conflicts in SMEM ", "warp " * 400, "cp.async and TMA"]
+    fast = FastTokenizer.for_model(model)
+    assert fast is not None
+    got, want = fast(texts), model.tokenize(texts)
+    for key in ("input_ids", "attention_mask"):
+        assert got[key].tolist() == want[key].tolist()
+
+
+def test_big_gpu_jobs_tokenize_in_worker_processes_and_small_ones_on_threads(tmp_path, monkeypatch):
+    from index.embed import Embedder
+
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    embedder = Embedder(Settings(home=tmp_path, embed={"gpu_processes_from": 1000}))
+    assert embedder.tokenize_processes(999) == 0
+    assert embedder.tokenize_processes(1000) == 15
+    assert Embedder(Settings(home=tmp_path, embed={"gpu_tokenize_processes": 0})).tokenize_processes(10**6) == 0
