@@ -29,12 +29,13 @@ CUDA_ARCH ?= native
 GGML_CUDA_FA ?= OFF
 GPU_PY ?= $(BIN)/python
 GPU_PIP_FLAGS ?=
+GPU_CMAKE_EXTRA ?=
 LLAMA_SRC ?= llama-cpp-python==$$($(GPU_PY) -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')
 install-gpu: install
 	$(MAKE) gpu-build
 gpu-build:
 	@command -v nvcc >/dev/null || { echo "install-gpu: nvcc not found; install the CUDA toolkit and put its bin/ on PATH"; exit 1; }
-	CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCH) -DGGML_CUDA_FA=$(GGML_CUDA_FA) -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF" \
+	CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCH) -DGGML_CUDA_FA=$(GGML_CUDA_FA) -DGGML_CUDA_NCCL=OFF -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF $(GPU_CMAKE_EXTRA)" \
 		$(GPU_PY) -m pip install --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python $(GPU_PIP_FLAGS) "$(LLAMA_SRC)"
 	$(GPU_PY) -c "import torch, sys; sys.exit(0 if torch.version.cuda else 1)" || \
 		$(GPU_PY) -m pip install --force-reinstall --no-deps $(GPU_PIP_FLAGS) "torch==$$($(GPU_PY) -c 'import torch; print(torch.__version__.split("+")[0])')"

@@ -78,8 +78,8 @@ def timed(pieces) -> dict:
 def decode_pieces(model, text: str, n: int):
     """`n` greedy tokens after the fixed prefix + text, ignoring end-of-turn (one yield per token)."""
     body = model.llm.tokenize(text.encode(), add_bos=False, special=False)
+    model.warm()  # the same prefix state the answer path uses (warm takes the lock itself: not inside it)
     with model.lock:
-        model.warm()  # the same prefix state the answer path uses
         for produced, _token in enumerate(model.llm.generate(model.prefix + body + model.tail, temp=0.0, top_k=1, repeat_penalty=1.0)):
             yield _token
             if produced + 1 >= n:

@@ -104,8 +104,9 @@ class EmbedSettings(BaseModel):
         "0 = threads only (index/tokenize.py says why processes keep up and threads do not)",
     )
     gpu_processes_from: int = Field(
-        20_000, ge=1, description="Texts in one job from which the GPU path tokenizes in worker processes "
-        "(starting them costs about a second)",
+        120_000, ge=1, description="Texts in one job from which the GPU path tokenizes in worker processes "
+        "(their start costs about 2 s; on an H200 machine they gain about 12% at 200k texts, so they pay from "
+        "about 120k: docs/benchmarks.md)",
     )
     cache_file: Path | None = Field(
         None, description="SQLite cache of embeddings by content hash; default: embeddings.sqlite3 in the data dir"

@@ -2,9 +2,10 @@
 
 Why not the model's `tokenize`: the Python wrapper spends most of its time converting encodings (measured on an
 H200 machine: 2.2k texts/s through the wrapper, 6.6k/s for the Rust batch encoding alone, the fp16 forward pass
-at 28k/s). Calling the Rust tokenizer on a few threads reached 13.8k texts/s there, still short of the GPU;
-worker processes (one core each, no shared GIL, no shared thread pool) are how tokenization keeps up on a big
-index build. Small jobs stay in-process: starting the workers costs about a second.
+at 28k/s, 41k/s once measured alone). Calling the Rust tokenizer on a few threads reached 13.5-15.3k texts/s at
+200k texts there: the conversion of its output holds the GIL. Worker processes (one core each, no shared GIL)
+reached 15.1k with torch's CPU threads held at one (index/embed.py). Small jobs stay in-process: starting
+the workers costs about 2 s (20k texts: 4.7k/s in workers, 11k/s on threads).
 """
 
 from __future__ import annotations

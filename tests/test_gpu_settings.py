@@ -149,3 +149,34 @@ def test_big_gpu_jobs_tokenize_in_worker_processes_and_small_ones_on_threads(tmp
     assert embedder.tokenize_processes(999) == 0
     assert embedder.tokenize_processes(1000) == 15
     assert Embedder(Settings(home=tmp_path, embed={"gpu_tokenize_processes": 0})).tokenize_processes(10**6) == 0
+
+
+def test_torchs_cpu_threads_are_held_at_one_for_the_block_and_restored_after():
+    import torch
+
+    from index.embed import torch_cpu_threads
+
+    before = torch.get_num_threads()
+    with torch_cpu_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_the_chat_benchmarks_steady_decode_runs_on_a_model_that_was_not_warmed(tmp_path, model_file, monkeypatch):
+    """bench/gpu_chat.py's decode measure once took the model's lock and then warmed it, which takes it again."""
+    import importlib.util
+    import threading
+
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    monkeypatch.syspath_prepend(str(bench))
+    spec = importlib.util.spec_from_file_location("gpu_chat_bench", bench / "gpu_chat.py")
+    gpu_chat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_chat)
+    _, model = load(tmp_path, model_file)
+    tokens: list[int] = []
+    worker = threading.Thread(target=lambda: tokens.extend(gpu_chat.decode_pieces(model, "What is a warp?", 3)),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=300)
+    assert not worker.is_alive(), "decode_pieces never finished (a lock taken twice?)"
+    assert len(tokens) == 3
