@@ -13,23 +13,30 @@ from __future__ import annotations
 
 import codecs
 import ctypes
+import functools
 import hashlib
 import importlib
+import importlib.util
 import logging
 import os
 import resource
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import numpy as np
 
 from core.errors import UserError
 from core.settings import LLMSettings, Settings
+
+if TYPE_CHECKING:
+    from assistant.llm_process import SeparateProcessLLM
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +109,7 @@ def gguf_path(settings: Settings) -> Path:
 
 
 _embedded_lock = threading.Lock()
-_embedded: dict[tuple[Path, int, int, int, int], EmbeddedLLM] = {}
+_embedded: dict[tuple[Path, int, int, int, int, bool], EmbeddedLLM | SeparateProcessLLM] = {}
 
 
 class EmbeddedLLM:
@@ -291,12 +298,27 @@ def greedy_under_grammar(llm: Any, tokens: list[int], grammar: str) -> Iterator[
 
 
 def gpu_offload_available() -> bool:
-    """Whether this llama-cpp-python is a GPU build (`make install-gpu`) that sees a GPU right now."""
-    try:
-        import llama_cpp
-    except ImportError:
+    """Whether this llama-cpp-python is a GPU build (`make install-gpu`) that sees a GPU right now.
+
+    Asked of llama.cpp here only when it is already loaded here; otherwise of a fresh interpreter, once: loading
+    a CUDA llama.cpp into the app's process just to ask would load its CUDA libraries beside torch's, which
+    crashed torch on the H200 machine (assistant/llm_process.py)."""
+    loaded = sys.modules.get("llama_cpp")
+    if loaded is not None:
+        return bool(loaded.llama_supports_gpu_offload())
+    if importlib.util.find_spec("llama_cpp") is None:
         return False
-    return bool(llama_cpp.llama_supports_gpu_offload())
+    return _gpu_offload_in_fresh_process()
+
+
+@functools.cache
+def _gpu_offload_in_fresh_process() -> bool:
+    code = "import llama_cpp; print(int(llama_cpp.llama_supports_gpu_offload()))"
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and done.stdout.strip().endswith("1")
 
 
 def resolve_gpu_layers(cfg: LLMSettings) -> int:
@@ -388,15 +410,26 @@ def _busy_cores(window_s: float = 0.3) -> float | None:
     return (busy1 - busy0) / (total1 - total0) * (os.cpu_count() or 1)
 
 
-def embedded_llm(settings: Settings) -> EmbeddedLLM:
-    """One llama.cpp model per process and configuration: loading costs a second and ~1 GB, so it is shared."""
+def embedded_llm(settings: Settings) -> EmbeddedLLM | SeparateProcessLLM:
+    """One llama.cpp model per process and configuration: loading costs a second and ~1 GB, so it is shared.
+
+    In a process of its own when `llm.separate_process` says so (assistant/llm_process.py says why)."""
+    from assistant.llm_process import SeparateProcessLLM
+
     path = gguf_path(settings)
     cfg = settings.llm
-    key = (path, cfg.context_tokens, cfg.threads or 0, cfg.batch_tokens, resolve_gpu_layers(cfg))
+    separate = runs_separately(cfg)
+    key = (path, cfg.context_tokens, cfg.threads or 0, cfg.batch_tokens, resolve_gpu_layers(cfg), separate)
     with _embedded_lock:
         if key not in _embedded:
-            _embedded[key] = EmbeddedLLM(path, cfg, settings.models_dir / "prompt-cache")
+            kind = SeparateProcessLLM if separate else EmbeddedLLM
+            _embedded[key] = kind(path, cfg, settings.models_dir / "prompt-cache")
         return _embedded[key]
+
+
+def runs_separately(cfg: LLMSettings) -> bool:
+    """`llm.separate_process`, or when unset: on a GPU build of llama-cpp-python."""
+    return cfg.separate_process if cfg.separate_process is not None else gpu_offload_available()
 
 
 def _check_reachable(url: str, what: str, timeout_s: float = 3.0) -> None:

@@ -16,6 +16,11 @@ tokens/s = tokens after the first / time after the first. Questions come from th
 
 from __future__ import annotations
 
+import contextlib
+
+with contextlib.suppress(ImportError):  # before numpy: a CUDA llama.cpp loaded after it crashed (assistant/llm_process.py)
+    import llama_cpp  # noqa: F401
+
 import argparse
 import json
 import platform

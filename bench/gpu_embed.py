@@ -77,6 +77,38 @@ def measure_baseline(texts: list[str], batch: int, model: str | None) -> dict:
     return row
 
 
+def measure_ceilings(texts: list[str], batch: int, model: str | None) -> dict:
+    """What bounds the pipeline: the fp16 forward pass alone on batches already on the GPU, and the Rust
+    tokenizer alone (one batch call over all cores, then the app's conversion to tensors on one thread)."""
+    import torch
+
+    from core.settings import Settings
+    from index.embed import load_model, resolve_model_path
+    from index.tokenize import FastTokenizer
+
+    st = load_model(resolve_model_path(Settings(embed={"model_path": model})), "cuda", True)
+    fast = FastTokenizer.for_model(st)
+    assert fast is not None, "this model has no fast tokenizer"
+    sample = texts[: 10 * batch]
+    started = time.perf_counter()
+    batches = [fast(sample[i : i + batch]) for i in range(0, len(sample), batch)]
+    tokenize_s = time.perf_counter() - started
+    on_gpu = [{k: v.cuda() for k, v in b.items() if isinstance(v, torch.Tensor)} for b in batches]
+    with torch.inference_mode():
+        st(dict(on_gpu[0]))
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        for b in on_gpu:
+            st(dict(b))
+        torch.cuda.synchronize()
+        forward_s = time.perf_counter() - started
+    row = {"batch_size": batch, "chunks": len(sample),
+           "forward_alone_chunks_per_s": round(len(sample) / forward_s),
+           "tokenize_to_tensors_one_thread_chunks_per_s": round(len(sample) / tokenize_s)}
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20000,200000", help="corpus sizes embedded on the GPU")
@@ -113,6 +145,7 @@ def main() -> None:
                     row, vecs = measure(texts[:n], "cuda", int(b), args.model, keep=args.cpu_n, processes=way)
                     rows.append(row)
         report["cuda"] = rows
+        report["ceilings"] = measure_ceilings(texts, 2048, args.model)
         cos = (cpu_rows[0][1] * vecs).sum(axis=1)
         report["agreement_with_cpu"] = {"chunks": len(cos), "min_cosine": round(float(cos.min()), 6),
                                         "mean_cosine": round(float(cos.mean()), 6)}

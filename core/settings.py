@@ -214,6 +214,12 @@ class LLMSettings(BaseModel):
     prompt_cache: bool = Field(
         True, description="Keep the evaluated fixed prompt prefix in memory and on disk (data dir/models)"
     )
+    separate_process: bool | None = Field(
+        None,
+        description="Run the embedded model in a process of its own: unset = on a GPU build of llama-cpp-python "
+        "(CUDA llama.cpp crashed sharing a process with numpy and torch on the H200 machine; a crash there "
+        "never stops the app), else in the app's process",
+    )
     answer_sentences: int = Field(
         3, ge=1, le=6,
         description="At most this many sentences in a generated answer (each costs ~2 s of generation on 2 cores; "
