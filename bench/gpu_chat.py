@@ -8,7 +8,9 @@
 Three measurements per question, each after the fixed prompt prefix is evaluated (as the app does at start):
 * `answer`: the app's answer path (grammar-constrained, cited sentences, `llm.max_tokens`);
 * `free`: the same prompt without the grammar (the model's own stopping point);
-* `decode`: `--decode-tokens` tokens generated regardless of end-of-turn, for a steady decode rate.
+* `decode`: `--decode-tokens` tokens generated regardless of end-of-turn, for a steady decode rate;
+* with `--separate`, `answer_separate_process`: the answer path through the model in a process of its own
+  (`llm.separate_process`, the app's default on a GPU build), after the in-process runs.
 First token = from the call until the first text piece (evaluating the question and evidence included);
 tokens/s = tokens after the first / time after the first. Questions come from the synthetic set
 (bench/data/synthetic-questions.jsonl), evidence from the bundled catalog's titles and notes.
@@ -110,6 +112,12 @@ def run(args: argparse.Namespace) -> dict:
         started = time.perf_counter()
         model.warm()
         prefix_s = time.perf_counter() - started
+        separate = None
+        if args.separate:  # the app's path on a GPU build: the same model in a process of its own
+            from assistant.llm_process import SeparateProcessLLM
+
+            separate = SeparateProcessLLM(gguf_path(settings), settings.llm, None)
+            separate.warm()
         rows = []
         for q in questions(args.questions):
             evidence, n_sources = evidence_for(q)
@@ -119,8 +127,12 @@ def run(args: argparse.Namespace) -> dict:
                    "answer": timed(model.stream(text, grammar, settings.llm.max_tokens)),
                    "free": timed(model.stream(text, None, args.decode_tokens)),
                    "decode": timed(decode_pieces(model, text, args.decode_tokens))}
+            if separate is not None:
+                row["answer_separate_process"] = timed(separate.stream(text, grammar, settings.llm.max_tokens))
             print(json.dumps(row), file=sys.stderr, flush=True)
             rows.append(row)
+        if separate is not None:
+            separate.close()
         import llama_cpp
 
         def median(mode: str, key: str) -> float | None:
@@ -137,7 +149,7 @@ def run(args: argparse.Namespace) -> dict:
             "model": Path(gguf_path(settings)).name,
             "load_s": round(load_s, 3), "prefix_tokens": len(model.prefix), "prefix_eval_s": round(prefix_s, 3),
             "median": {mode: {"first_token_s": median(mode, "first_token_s"), "tokens_per_s": median(mode, "tokens_per_s")}
-                       for mode in ("answer", "free", "decode")},
+                       for mode in ("answer", "free", "decode", "answer_separate_process") if mode in rows[0]},
             "questions": rows,
         }
 
@@ -152,6 +164,8 @@ def main() -> None:
     r.add_argument("--threads", type=int, default=None)
     r.add_argument("--questions", type=int, default=5)
     r.add_argument("--decode-tokens", type=int, default=200)
+    r.add_argument("--separate", action="store_true",
+                   help="also time the answer through the model in a process of its own (llm.separate_process)")
     r.add_argument("--out", default=None)
     m = sub.add_parser("merge", help="one report from runs on different machines")
     m.add_argument("files", nargs="+")
