@@ -13,14 +13,15 @@ from assistant.models import EmbeddedLLM
 from core.settings import LLMSettings
 
 
-def serve(argv: list[str]) -> None:
-    """The child: load the model named on the command line, then answer requests from stdin until it closes."""
+def serve(argv: list[str], protocol_fd: int) -> None:
+    """The child: load the model named on the command line, then answer requests from stdin until it closes.
+
+    Protocol lines go to `protocol_fd` (the parent's pipe); fd 1 already points at stderr."""
     path, cfg_json, cache = Path(argv[0]), argv[1], argv[2]
     # this process only generates, so all of it yields to the server (os.nice below), not thread by thread
     cfg = LLMSettings.model_validate_json(cfg_json)
     nice, cfg = cfg.generation_nice, cfg.model_copy(update={"generation_nice": 0})
-    out = sys.stdout
-    sys.stdout = sys.stderr  # nothing but protocol lines on the real stdout
+    out = os.fdopen(protocol_fd, "w", encoding="utf-8")
     try:
         if nice > 0:
             os.nice(nice)

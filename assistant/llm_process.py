@@ -29,7 +29,10 @@ from core.settings import LLMSettings
 
 log = logging.getLogger(__name__)
 
-CHILD = "import llama_cpp, sys; from assistant.llm_child import serve; serve(sys.argv[1:])"
+# fd 1 is kept for the protocol and pointed at stderr before anything loads, so no library's own output (llama.cpp
+# writes from C) can land among the protocol lines
+CHILD = ("import os; protocol = os.dup(1); os.dup2(2, 1); import llama_cpp, sys; "
+         "from assistant.llm_child import serve; serve(sys.argv[1:], protocol)")
 
 
 class ModelProcessError(UserError):
@@ -132,10 +135,15 @@ class SeparateProcessLLM:
         return child
 
     def _read(self, child: subprocess.Popen[str]) -> dict[str, Any]:
-        line = child.stdout.readline()  # type: ignore[union-attr]
-        if not line:
-            raise self._stopped(child)
-        return json.loads(line)
+        while line := child.stdout.readline():  # type: ignore[union-attr]
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                message = None
+            if isinstance(message, dict):
+                return message
+            log.debug("chat model process said: %s", line.rstrip())  # not a protocol line: never an answer
+        raise self._stopped(child)
 
     def _stopped(self, child: subprocess.Popen[str]) -> ModelProcessError:
         try:
