@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from assistant.models import (
     ModelError,
     assemble_packaged_gguf,
     chat_model,
+    embedded_llm,
     gguf_path,
 )
 from assistant.profile import Profile
@@ -163,6 +165,37 @@ def test_embedded_model_streams_a_cited_answer(llm_assistant):
     # the sources shown before the draft stay, with their numbers, whatever the check kept
     shown = [(c.n, c.resource_id) for c in events[0].answer.citations]
     assert [(c.n, c.resource_id) for c in final.citations] == shown
+
+
+@pytest.fixture
+def in_its_own_process(llm_assistant: Assistant) -> Iterator[Assistant]:
+    """The same assistant with `llm.separate_process` on (the default on a GPU build)."""
+    llm_assistant.settings.llm.separate_process = True
+    try:
+        yield llm_assistant
+    finally:
+        embedded_llm(llm_assistant.settings).close()
+        llm_assistant.settings.llm.separate_process = None
+
+
+def test_the_model_in_its_own_process_gives_the_app_the_same_cited_answer(llm_assistant, in_its_own_process):
+    in_process = llm_assistant.ask(Query(QUESTION, backend="embedded"))
+    separate = in_its_own_process.ask(Query(QUESTION, backend="embedded"))
+    assert embedded_llm(in_its_own_process.settings).pid not in (None, os.getpid())
+    assert separate.text == in_process.text and not separate.fallback
+    assert_citations_valid(separate)
+
+
+def test_a_model_process_that_crashes_mid_answer_leaves_the_quoted_evidence_and_says_why(in_its_own_process):
+    events = in_its_own_process.stream(Query(QUESTION, backend="embedded"))
+    for event in events:
+        if event.kind == "token":
+            os.kill(embedded_llm(in_its_own_process.settings).pid, signal.SIGSEGV)
+            break
+    final = [e for e in events if e.kind == "final"][-1].answer
+    assert "killed by SIGSEGV" in final.fallback
+    assert_cited_format(final.text, final.citations)
+    assert_citations_valid(final)
 
 
 def test_prompt_injection_in_a_page_changes_neither_the_format_nor_the_citations(llm_assistant):
