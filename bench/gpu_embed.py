@@ -2,7 +2,7 @@
 of ~160-word chunks: a batch sweep at 20k chunks, then 200k; the previous GPU path (sentence-transformers
 `encode`, fp32) as the baseline in the same run; and the GPU vectors' cosine to the CPU's. Prints one JSON object.
 
-    python bench/gpu_embed.py [--sizes 20000,200000] [--batches 128,256,512,1024,2048] [--model DIR] [--out F]
+    python bench/gpu_embed.py [--sizes 20000,200000] [--batches 128,256,512,1024,2048] [--tokenize auto,0] [--model DIR] [--out F]
 
 Run it where a GPU is: without CUDA it measures the CPU only. `--model` points at any local
 sentence-transformers folder (default: the packaged MiniLM).
