@@ -35,18 +35,31 @@ def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[
     return [" ".join(rng.choices(vocab, k=words_per_chunk)) for _ in range(n)]
 
 
+def bench_settings(home: Path, device: str, batch: int, model: str | None, processes: int | None):
+    from core.settings import Settings
+
+    return Settings(home=home, embed={"device": device, "batch_size": batch, "gpu_batch_size": batch,
+                                      "model_path": model, "gpu_tokenize_processes": processes})
+
+
+def resolved_workers(n: int, model: str | None, processes: int | None) -> int:
+    """The worker processes a way of tokenizing comes to at n texts, so a sweep can skip ways that coincide
+    (below `embed.gpu_processes_from`, the default is threads, the same as 0)."""
+    from index.embed import Embedder
+
+    with tempfile.TemporaryDirectory() as home:
+        return Embedder(bench_settings(Path(home), "cuda", 2048, model, processes)).tokenize_processes(n)
+
+
 def measure(texts: list[str], device: str, batch: int, model: str | None, keep: int = 0,
             processes: int | None = None) -> tuple[dict, np.ndarray]:
     """Chunks/s of the index stage's Embedder (`encode_uncached`, the cache bypassed) at one batch size and way of
     tokenizing (`processes`: None = the setting's default, 0 = threads); returns the first `keep` vectors for the
     agreement check."""
-    from core.settings import Settings
     from index.embed import Embedder
 
     with tempfile.TemporaryDirectory() as home:
-        settings = Settings(home=Path(home), embed={"device": device, "batch_size": batch, "gpu_batch_size": batch,
-                                                    "model_path": model, "gpu_tokenize_processes": processes})
-        embedder = Embedder(settings)
+        embedder = Embedder(bench_settings(Path(home), device, batch, model, processes))
         workers = embedder.tokenize_processes(len(texts))
         embedder.encode_uncached(texts[: min(len(texts), 2 * batch)])  # warm-up: load, kernels, allocator
         started = time.perf_counter()
@@ -115,7 +128,7 @@ def main() -> None:
     parser.add_argument("--batches", default="128,256,512,1024,2048", help="batch sweep at the smallest size")
     parser.add_argument("--big-batches", default="1024,2048", help="batch sizes at the larger sizes")
     parser.add_argument("--tokenize", default="auto,0",
-                        help="ways of tokenizing at the larger sizes: auto = the setting's default, N = N worker processes, 0 = threads")
+                        help="ways of tokenizing at each size (ways that come to the same worker count run once): auto = the setting's default, N = N worker processes, 0 = threads")
     parser.add_argument("--cpu-n", type=int, default=1_000, help="chunks embedded on the CPU (baseline, agreement)")
     parser.add_argument("--cpu-batches", default="64")
     parser.add_argument("--baseline-n", type=int, default=20_000, help="chunks for the old GPU path (0: skip)")
@@ -138,8 +151,10 @@ def main() -> None:
         if args.baseline_n:
             report["cuda_before"] = measure_baseline(texts[: args.baseline_n], 256, args.model)
         rows = []
+        asked = [None if w == "auto" else int(w) for w in args.tokenize.split(",")]
         for i, n in enumerate(sizes):
-            ways = [None] if i == 0 else [None if w == "auto" else int(w) for w in args.tokenize.split(",")]
+            by_workers = {resolved_workers(n, args.model, way): way for way in reversed(asked)}
+            ways = list(reversed(by_workers.values()))  # first-named way of each distinct worker count
             for b in (args.batches if i == 0 else args.big_batches).split(","):
                 for way in ways:
                     row, vecs = measure(texts[:n], "cuda", int(b), args.model, keep=args.cpu_n, processes=way)
