@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -90,9 +92,25 @@ def measure_baseline(texts: list[str], batch: int, model: str | None) -> dict:
     return row
 
 
+def tokenize_in_workers_alone(fast: Any, texts: list[str], batch: int) -> dict:
+    """The CPU's tokenizing ceiling with no GPU work beside it: texts to tensors in one worker process per core
+    but one, as the pipeline runs them from `embed.gpu_processes_from` texts (the workers started first)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(2, (os.cpu_count() or 1) - 1)
+    batches = [texts[i : i + batch] for i in range(0, len(texts), batch)]
+    with fast.processes(workers) as tokenize, ThreadPoolExecutor(workers) as pool:
+        list(pool.map(tokenize, batches[:workers]))
+        started = time.perf_counter()
+        list(pool.map(tokenize, batches))
+        seconds = time.perf_counter() - started
+    return {"tokenize_workers": workers, "tokenize_in_workers_alone_chunks_per_s": round(len(texts) / seconds)}
+
+
 def measure_ceilings(texts: list[str], batch: int, model: str | None) -> dict:
-    """What bounds the pipeline: the fp16 forward pass alone on batches already on the GPU, and the Rust
-    tokenizer alone (one batch call over all cores, then the app's conversion to tensors on one thread)."""
+    """What bounds the pipeline: the fp16 forward pass alone on batches already on the GPU, the Rust
+    tokenizer alone (one batch call over all cores, then the app's conversion to tensors on one thread), and
+    tokenizing in worker processes alone."""
     import torch
 
     from core.settings import Settings
@@ -117,7 +135,8 @@ def measure_ceilings(texts: list[str], batch: int, model: str | None) -> dict:
         forward_s = time.perf_counter() - started
     row = {"batch_size": batch, "chunks": len(sample),
            "forward_alone_chunks_per_s": round(len(sample) / forward_s),
-           "tokenize_to_tensors_one_thread_chunks_per_s": round(len(sample) / tokenize_s)}
+           "tokenize_to_tensors_one_thread_chunks_per_s": round(len(sample) / tokenize_s),
+           **tokenize_in_workers_alone(fast, texts[: 20 * batch], batch)}
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
 
