@@ -92,12 +92,14 @@ def measure_baseline(texts: list[str], batch: int, model: str | None) -> dict:
     return row
 
 
-def tokenize_in_workers_alone(fast: Any, texts: list[str], batch: int) -> dict:
+def tokenize_in_workers_alone(fast: Any, texts: list[str], batch: int = 512, rounds: int = 4) -> dict:
     """The CPU's tokenizing ceiling with no GPU work beside it: texts to tensors in one worker process per core
-    but one, as the pipeline runs them from `embed.gpu_processes_from` texts (the workers started first)."""
+    but one, as the pipeline runs them from `embed.gpu_processes_from` texts (the workers started first).
+    Whole rounds of batches, so no worker idles at the end of the measure."""
     from concurrent.futures import ThreadPoolExecutor
 
     workers = max(2, (os.cpu_count() or 1) - 1)
+    texts = texts[: rounds * workers * batch]
     batches = [texts[i : i + batch] for i in range(0, len(texts), batch)]
     with fast.processes(workers) as tokenize, ThreadPoolExecutor(workers) as pool:
         list(pool.map(tokenize, batches[:workers]))
@@ -136,7 +138,7 @@ def measure_ceilings(texts: list[str], batch: int, model: str | None) -> dict:
     row = {"batch_size": batch, "chunks": len(sample),
            "forward_alone_chunks_per_s": round(len(sample) / forward_s),
            "tokenize_to_tensors_one_thread_chunks_per_s": round(len(sample) / tokenize_s),
-           **tokenize_in_workers_alone(fast, texts[: 20 * batch], batch)}
+           **tokenize_in_workers_alone(fast, texts)}
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
 

@@ -262,6 +262,9 @@ def section_gpu_embed_final(final: dict[str, Any]) -> list[str]:
                 rows.append([name, i, r["path"], r.get("tokenize", ""), r["chunks"], r["chunks_per_s"],
                              ceil["tokenize_to_tensors_one_thread_chunks_per_s"], ceil["forward_alone_chunks_per_s"]])
     probe = final["machine_b"]["probe"]
+    third = final.get("machine_c")
+    third_rows = [[r["round"], f"{r['processes']} processes" if r["processes"] else "threads",
+                   "yes" if r["pinned"] else "no", r["chunks_per_s"]] for r in (third or {}).get("rows", [])]
     return [
         "### The shipped path at 200k chunks, two machines (third session)", "",
         final["what"] + ". Commands: machine A: " + "; ".join(final["machine_a"]["commands"]) + "; machine B: "
@@ -272,6 +275,8 @@ def section_gpu_embed_final(final: dict[str, Any]) -> list[str]:
                "forward alone /s"], rows), "",
         "Where the time goes, machine B (" + probe["command"] + "):", "",
         table(["measure", "value"], [[r["measure"], r["value"]] for r in probe["rows"]]), "",
+        *([f"A third machine, C ({third['command']}; {third['pipeline_waits_s']}):", "",
+           table(["round", "tokenize", "pinned", "chunks/s"], third_rows), ""] if third else []),
         "At 200k chunks the shipped path ran **16,974 and 16,285 chunks/s** on machine A and **13,288, 13,101 and "
         "14,406** on machine B (median of the five: 14,406). The GPU is not the limit: the forward pass alone runs "
         "about 41k chunks/s on both, and the pipeline spends 70-77% of its time waiting for "
@@ -280,8 +285,9 @@ def section_gpu_embed_final(final: dict[str, Any]) -> list[str]:
         "with the GPU loop beside them the pipeline reaches 13-17k. Machine B's cores were slower (its tokenizer "
         "ceiling 12.8-13.6k against A's 15.8-16.7k), and there worker processes and threads came out even "
         "(13,288 vs 12,950 and 13,101 vs 13,151). So the rate is the host CPU's tokenizing rate: 15k chunks/s at "
-        "200k is reached on some 16-core hosts, not on all. The 1M-chunk runs below embedded at 18.2k and 20.1k "
-        "chunks/s on machine A.", "",
+        "200k is reached on some 16-core hosts, not on all. On machine C, slower still, every variant ran 10.9-12.3k: "
+        "fewer workers (14, 13) were slower, pinned memory cost nothing, threads matched 15 processes. The 1M-chunk "
+        "runs below embedded at 18.2k and 20.1k chunks/s on machine A.", "",
     ]
 
 
