@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from common import write_report
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+    from index.tokenize import FastTokenizer
 
 
 def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[str]:
@@ -37,7 +41,7 @@ def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[
     return [" ".join(rng.choices(vocab, k=words_per_chunk)) for _ in range(n)]
 
 
-def bench_settings(home: Path, device: str, batch: int, model: str | None, processes: int | None):
+def bench_settings(home: Path, device: str, batch: int, model: str | None, processes: int | None) -> Settings:
     from core.settings import Settings
 
     return Settings(home=home, embed={"device": device, "batch_size": batch, "gpu_batch_size": batch,
@@ -92,7 +96,7 @@ def measure_baseline(texts: list[str], batch: int, model: str | None) -> dict:
     return row
 
 
-def tokenize_in_workers_alone(fast: Any, texts: list[str], batch: int = 512, rounds: int = 4) -> dict:
+def tokenize_in_workers_alone(fast: FastTokenizer, texts: list[str], batch: int = 512, rounds: int = 4) -> dict:
     """The CPU's tokenizing ceiling with no GPU work beside it: texts to tensors in one worker process per core
     but one, as the pipeline runs them from `embed.gpu_processes_from` texts (the workers started first).
     Whole rounds of batches, so no worker idles at the end of the measure."""
