@@ -17,7 +17,7 @@ from assistant.export import ANKI_COLUMNS, anki_csv, path_markdown
 from assistant.path import learning_path
 from assistant.profile import READ, READING, SKIPPED, Profile
 from assistant.readtime import estimate_all
-from core.settings import LearningSettings
+from core.settings import LearningSettings, Settings
 
 STATES = {"flashattention": READ, "hopper-tma": READING, "gqa": SKIPPED}
 
@@ -84,13 +84,19 @@ def test_anki_csv_has_one_note_per_question_with_three_fields(isolated_home: Pat
     assert digests[0].questions[0].answer in rows[0][1] and "gpuguide" in rows[0][2].split()
 
 
-def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    settings = make_settings(isolated_home)
-    chunks, resources = load_corpus()
-    build(settings, chunks, resources)
+def indexed_home(home: Path) -> Settings:
+    """A data dir the CLI can work in: the fixture corpus indexed, its catalog stored as the synced list."""
     from ingest.catalog import catalog_payload
 
-    (isolated_home / "catalog.json").write_text(json.dumps(catalog_payload(resources, "test fixture")), encoding="utf-8")
+    settings = make_settings(home)
+    chunks, resources = load_corpus()
+    build(settings, chunks, resources)
+    (home / "catalog.json").write_text(json.dumps(catalog_payload(resources, "test fixture")), encoding="utf-8")
+    return settings
+
+
+def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = indexed_home(isolated_home)
     Profile(settings.profile_file).set_state(["nccl"], READING)
     assert main(["quiz", "nccl", "--extractive"]) == 0
     md, anki = isolated_home / "out" / "path.md", isolated_home / "out" / "cards.csv"
@@ -104,12 +110,7 @@ def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys: pytest
 
 
 def test_cli_path_shows_time_left_per_topic_and_tier(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    settings = make_settings(isolated_home)
-    chunks, resources = load_corpus()
-    build(settings, chunks, resources)
-    from ingest.catalog import catalog_payload
-
-    (isolated_home / "catalog.json").write_text(json.dumps(catalog_payload(resources, "test fixture")), encoding="utf-8")
+    settings = indexed_home(isolated_home)
     Profile(settings.profile_file).set_state(["flashattention"], READ)
     assert main(["path", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
