@@ -1,17 +1,21 @@
 """The answer chain: follow-up rewrite → retrieve (with filters) → outcome (answer / weak / out of scope) →
-evidence (the sentences that answer, numbered by source) → grammar-constrained generation → sentence-level
-verification → the answer with its citations.
+evidence (passages of the top resources' page text, within a budget set by the backend's prompt speed) →
+the model writes 2-4 sentences freely → each sentence is attributed to the passage that supports it, or
+dropped with the reason → the answer with its citations, each carrying the sentence that supports it.
 
 The evidence is both the LLM's context and the extractive answer, so what the model read is what the reader
-can check. Sources are shown at once, the draft streams, and the verified answer replaces the draft; when no
-generated sentence survives verification the evidence is quoted instead, with one line saying why.
-Questions that ask what to read go to the reading planner instead.
+can check. Sources are shown at once, the draft streams, and the verified answer replaces the draft. When the
+page text does not answer (no generated sentence holds, or the top resources have no page text), the answer
+says so and points at the guide's resources on the subject, with their place, tier and whether their page
+text is indexed: a borrowed, unrelated sentence would be worse. Questions that ask what to read go to the
+reading planner instead.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,8 +23,8 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from assistant import prompt
-from assistant.evidence import Evidence, EvidenceSelector, card_sentence
-from assistant.extractive import extractive_answer
+from assistant.evidence import Evidence, EvidenceSelector, card_sentence, estimate_tokens
+from assistant.extractive import extractive_answer, quote
 from assistant.followup import Resolved, Turn, Vocabulary, conversation_order, resolve
 from assistant.planner import (
     NextReads,
@@ -29,8 +33,9 @@ from assistant.planner import (
 )
 from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
+from assistant.speed import PromptSpeed, evidence_budget
 from assistant.verify import Verdict, Verifier, strip_control
-from core.records import Resource
+from core.records import Resource, place_label
 from core.settings import Settings
 from index.records import ResourceHit
 
@@ -40,8 +45,12 @@ MAX_QUESTION_CHARS = 2000
 MAX_EVIDENCE_RESOURCES = 8
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 WEAK_NOTE = "weak match: the guide's closest sources may not answer this exactly"
-DECLINED_NOTE = "the model found no answer in these passages; the closest evidence is quoted"
-UNSUPPORTED_NOTE = "no generated sentence was supported by the source it cited; the evidence is quoted instead"
+NOT_ANSWERED = "The indexed page text does not answer this directly."
+NO_TEXT_NOTE = "the top resources have no indexed page text; the answer points at them"
+DECLINED_NOTE = "the model found no answer in these passages; the answer points at the guide's resources"
+UNSUPPORTED_NOTE = "no generated sentence was supported by the passages; the answer points at the guide's resources"
+PROMPT_OVERHEAD_TOKENS = 16  # "Question:", the turn's end and the assistant's start around the evidence
+POINTER_RESOURCES = 3
 __all__ = ["Answer", "AnswerEvent", "Assistant", "Query", "card_sentence", "is_next_question"]
 
 
@@ -85,7 +94,9 @@ class Assistant:
         self.selector = EvidenceSelector(searcher)
         self.verifier = Verifier(searcher.embedder, settings.llm)
         self.next_reads: NextReads = next_reads_for(settings, self.resources, getattr(searcher, "embedder", None))
+        self.speed = PromptSpeed(settings.prompt_speed_file)
         self._vocabulary: Vocabulary | None = None
+        self._with_text: set[str] | None = None
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -116,27 +127,34 @@ class Assistant:
             return
         standalone, hits = self._retrieve((query, resolved))
         outcome = self._outcome(standalone, hits)
-        evidence = None
-        if outcome != "out_of_scope":
-            cfg = self.settings.llm
-            depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
-            evidence = self.selector.select(standalone, hits[:depth], cfg)
-        if evidence is None or not evidence.sources:
+        if outcome == "out_of_scope" or not hits:
             answer = self._abstain(query, standalone, hits)
             yield AnswerEvent("sources", answer)
             yield AnswerEvent("final", answer)
             return
         weak = outcome == "weak"
-        quoted = self._answer(query, standalone, evidence, extractive_answer(evidence), "extractive", weak)
+        cfg = self.settings.llm
+        depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
+        budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(
+            cfg, self.speed.rate(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
+        evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
+        if not evidence.sources:
+            answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=NO_TEXT_NOTE)
+            yield AnswerEvent("sources", answer)
+            yield AnswerEvent("final", answer)
+            return
         if backend == "extractive":
+            quoted = self._answer(query, standalone, evidence, extractive_answer(evidence), "extractive", weak)
             yield AnswerEvent("sources", quoted)
             yield AnswerEvent("final", quoted)
             return
         # Sources at once (numbered as the model sees them, so the draft's [n] match), no instant text: the
         # verified answer is the only answer shown.
         sources = [self._citation(src.n, evidence, src.n) for src in evidence.sources]
-        yield AnswerEvent("sources", _with(quoted, text="", citations=sources, backend=backend))
-        yield from self._generate(query, standalone, evidence, quoted, backend, weak)
+        shell = Answer(text="", citations=sources, abstained=False, route="search", question=query.question,
+                       standalone_question=standalone, backend=backend, weak=weak)
+        yield AnswerEvent("sources", shell)
+        yield from self._generate(query, standalone, evidence, hits, backend, weak)
 
     # --- steps -------------------------------------------------------------------------------
 
@@ -167,9 +185,20 @@ class Assistant:
             return outcome(standalone, hits)
         return "out_of_scope" if self.searcher.abstains(hits) else "answer"
 
+    def _speed_key(self, backend: str) -> str:
+        """Prompt speeds are kept per backend and device (or server and model): each reads at its own pace."""
+        cfg = self.settings.llm
+        if backend == "embedded":
+            from assistant.models import resolve_gpu_layers
+
+            return f"embedded:{cfg.model_path or 'packaged'}:{'gpu' if resolve_gpu_layers(cfg) else 'cpu'}"
+        if backend == "ollama":
+            return f"ollama:{cfg.ollama_model}@{cfg.ollama_url}"
+        return f"{backend}:{cfg.openai_model}@{cfg.openai_base_url}"
+
     def _model_stream(self, backend: str, evidence: Evidence, question: str) -> Iterator[str]:
-        """Text pieces from the backend for this evidence. The embedded model is grammar-constrained; the
-        chat servers get the same messages and go through the same verification."""
+        """Text pieces from the backend for this evidence, written freely (the embedded model under a light
+        prose grammar: one line, no markup); every backend goes through the same attribution."""
         from assistant.models import chat_model
 
         cfg = self.settings.llm
@@ -177,49 +206,106 @@ class Assistant:
         settings = self.settings.model_copy(update={"llm": cfg.model_copy(update={"backend": backend})})
         model = chat_model(settings)
         if backend == "embedded":
-            grammar = prompt.answer_grammar(len(evidence.sources), cfg.answer_sentences)
-            yield from model.stream(prompt.per_question_text(evidence_text, question), grammar, cfg.max_tokens)
+            yield from model.stream(prompt.per_question_text(evidence_text, question), prompt.prose_grammar(),
+                                    cfg.max_tokens)
             return
         for chunk in model.stream(prompt.messages(evidence_text, question)):
             if isinstance(chunk.content, str):
                 yield chunk.content
 
     def _generate(
-        self, query: Query, standalone: str, evidence: Evidence, quoted: Answer, backend: str, weak: bool
+        self, query: Query, standalone: str, evidence: Evidence, hits: list[ResourceHit], backend: str, weak: bool
     ) -> Iterator[AnswerEvent]:
         """The model's draft as tokens, then one final answer over the sources already shown: same numbers,
-        none removed (uncited ones are marked), the quoted evidence when no generated sentence holds."""
+        none removed (uncited ones are marked); the pointer answer when no generated sentence holds."""
         text = ""
-        fallback_text = extractive_answer(evidence)
+        started = time.perf_counter()
+        first: float | None = None
         try:
             for piece in self._model_stream(backend, evidence, standalone):
+                if first is None:
+                    first = time.perf_counter() - started
                 text += piece
                 yield AnswerEvent("token", token=strip_control(piece))
         except Exception as exc:  # any backend failure falls back to the quoted evidence
             log.warning("LLM backend %s failed: %s", backend, exc)
-            shown = self._shown(query, standalone, evidence, fallback_text, "extractive", weak)
+            shown = self._shown(query, standalone, evidence, extractive_answer(evidence), "extractive", weak, {})
             yield AnswerEvent("final", _with(shown, fallback=f"{backend} failed: {str(exc).splitlines()[0][:200]}"))
             return
-        verdict: Verdict = self.verifier.check(text, evidence)
+        if first is not None:
+            prompt_tokens = evidence.tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
+            self.speed.observe(self._speed_key(backend), prompt_tokens, first)
+        verdict: Verdict = self.verifier.attribute(text, evidence, self.settings.llm.answer_sentences)
         dropped = [Dropped(c.render(), c.reason) for c in verdict.dropped]
         if verdict.kept:
-            answer = self._shown(query, standalone, evidence, verdict.text, backend, weak)
+            quotes: dict[int, str] = {}
+            for claim in sorted(verdict.kept, key=lambda c: -c.cosine):
+                quotes.setdefault(claim.sources[0], claim.quote)
+            answer = self._shown(query, standalone, evidence, verdict.text, backend, weak, quotes)
             yield AnswerEvent("final", _with(answer, dropped=dropped, draft=strip_control(text)))
             return
         note = DECLINED_NOTE if verdict.declined else UNSUPPORTED_NOTE
-        shown = self._shown(query, standalone, evidence, fallback_text, "extractive", weak)
-        yield AnswerEvent("final", _with(shown, fallback=note, dropped=dropped, draft=strip_control(text)))
+        pointer = self._pointer(query, standalone, hits, evidence, weak, backend)
+        yield AnswerEvent("final", _with(pointer, fallback=note, dropped=dropped, draft=strip_control(text)))
 
-    def _shown(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool) -> Answer:
+    def _shown(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool,
+               quotes: dict[int, str]) -> Answer:
         """An answer over every evidence source, numbered as the sources event showed them: a source never
         disappears or changes number between the draft and the final answer; those not cited say so."""
         used = {int(m) for m in _MARKER.findall(text) if evidence.source(int(m)) is not None}
         text = _MARKER.sub(lambda m: m.group(0) if int(m.group(1)) in used else "", text)
-        citations = [replace(self._citation(src.n, evidence, src.n), cited=src.n in used) for src in evidence.sources]
+        citations = [replace(self._citation(src.n, evidence, src.n, quotes.get(src.n, "")), cited=src.n in used)
+                     for src in evidence.sources]
         return Answer(
             text=re.sub(r"\s+([.,;])", r"\1", strip_control(text)).strip(), citations=citations, abstained=False,
             route="search", question=query.question, standalone_question=standalone, backend=backend, weak=weak,
         )
+
+    def resources_with_text(self) -> set[str]:
+        """Resources whose page text is indexed (the others are known by their catalog card only)."""
+        if self._with_text is None:
+            self._with_text = {c.resource_id for c in self.searcher.chunks if c.source_kind != "card"}
+        return self._with_text
+
+    def _pointer(self, query: Query, standalone: str, hits: list[ResourceHit], evidence: Evidence | None,
+                 weak: bool, backend: str) -> Answer:
+        """When the page text does not answer: say so, quote the closest passage only when it is close to the
+        question, and name the guide's resources on the subject with their place, tier and whether their page
+        text is indexed. Never a borrowed sentence presented as the answer."""
+        with_text = self.resources_with_text()
+        listed = hits[:POINTER_RESOURCES]
+        parts = [NOT_ANSWERED]
+        citations: list[Citation] = []
+        closest = None
+        if evidence is not None and evidence.best_cosine >= self.settings.llm.pointer_min_cosine:
+            closest = max(evidence.ranked(), key=lambda p: p[1].relevance)
+        read = self._read_ids()
+        for n, hit in enumerate(listed, start=1):
+            res = hit.resource
+            page = next((c.text for c, _ in hit.passages if c.source_kind != "card"), "")
+            near = closest[1].text if closest is not None and closest[0].resource.id == res.id else ""
+            citations.append(Citation(
+                n=n, resource_id=res.id, title=res.title, url=res.url, topic=res.topic, section=res.section,
+                tier=res.tier, list_url=self.settings.catalog.list_url + res.list_anchor,
+                passage=near or page or card_sentence(res), score=round(float(hit.confidence or hit.score), 4),
+                kind=res.kind, quote=near, read=res.id in read,
+            ))
+        if closest is not None:
+            n = next((c.n for c in citations if c.resource_id == closest[0].resource.id), None)
+            if n is not None:
+                parts.append(f"The closest passage says: {quote(closest[1].text, n)}")
+        places = [
+            f"{c.title} ({place_label(c.topic, c.section, c.tier)}; "
+            f"{'page text indexed' if c.resource_id in with_text else 'catalog card only, page text not indexed'}) [{c.n}]"
+            for c in citations
+        ]
+        if places:
+            parts.append("The guide's resources on it: " + "; ".join(places) + ".")
+        return Answer(text=" ".join(parts), citations=citations, abstained=False, route="search",
+                      question=query.question, standalone_question=standalone, backend=backend, weak=weak)
+
+    def _read_ids(self) -> set[str]:
+        return {i for i, st in self.profile.states().items() if st == "read"}
 
     def _answer(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool) -> Answer:
         """Renumber the evidence markers by first use, keep only cited sources, attach their evidence."""
@@ -236,14 +322,18 @@ class Assistant:
             route="search", question=query.question, standalone_question=standalone, backend=backend, weak=weak,
         )
 
-    def _citation(self, n: int, evidence: Evidence, source_n: int) -> Citation:
+    def _citation(self, n: int, evidence: Evidence, source_n: int, quote_text: str = "") -> Citation:
+        """Citation [n] for evidence source `source_n`; `quote_text` is the page sentence that supports the
+        answer (its link's text fragment), else the source's most relevant sentence."""
         source = evidence.source(source_n)
         assert source is not None
         hit, res = source.hit, source.resource
+        best = max(source.sentences, key=lambda x: x.relevance).text if source.sentences else ""
         return Citation(
             n=n, resource_id=res.id, title=res.title, url=res.url, topic=res.topic, section=res.section,
             tier=res.tier, list_url=self.settings.catalog.list_url + res.list_anchor, passage=source.text,
-            score=round(float(hit.confidence or hit.score), 4), kind=res.kind,
+            score=round(float(hit.confidence or hit.score), 4), kind=res.kind, quote=quote_text or best,
+            read=res.id in self._read_ids(),
         )
 
     def _abstain(self, query: Query, standalone: str, hits: list[ResourceHit], backend: str = "") -> Answer:

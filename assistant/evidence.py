@@ -1,15 +1,22 @@
-"""Evidence first: the sentences of the retrieved resources that answer the question, numbered by source.
+"""Evidence first: passages of the retrieved resources' page text that answer the question, numbered by source.
 
-The same evidence is the LLM's whole context and the extractive answer's material, so what the model reads
-is what a reader can check. For the top resources, every sentence of their matched passages and of the
-passages' neighbouring chunks (plus the resource's catalog card) is a candidate; each is scored by
+The same evidence is the LLM's whole context, what verification checks each generated sentence against, and
+the extractive answer's material, so what the model read is what the reader can check. Only page text is
+evidence: a catalog card says where a resource sits in the guide, never what is true about the subject (a
+small model turns "X is a Tier 1 repository in the guide's Y section" into a claim about Y).
+
+For the top resources, every sentence of their matched passages (and of the neighbouring chunks) is a
+candidate, scored by
 
     relevance = cosine(question, sentence)           (the packaged embedder, already loaded for search)
               + lexical_weight × IDF-weighted share of the question's terms it contains (BM25-style overlap)
               + rank_weight / (1 + resource rank)     (retrieval's own order, a small prior)
 
-and picked greedily by maximal marginal relevance (relevance − redundancy with what is already picked) until
-the token budget is spent: a short prompt keeps the first token fast on a 2-core CPU.
+Sentences are picked greedily by maximal marginal relevance (relevance − redundancy with the picks), and each
+pick brings its context: the sentence before it when it opens by referring back ("This", "It", "However",
+...), and a neighbour whose own relevance is close to the pick's. Picks of one page that touch are one
+passage. All of it under a token budget that follows the backend's measured prompt speed
+(`assistant/speed.py`), so the first token stays fast on 2 CPU cores and a GPU reads much more.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import logging
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +51,7 @@ class EvidenceSentence:
     order: tuple[int, int]  # (chunk start, position in the chunk): document order within the resource
     relevance: float
     chunk_id: str = ""
+    position: int = 0  # index among the resource's candidate sentences in document order: neighbours differ by 1
 
 
 @dataclass
@@ -62,6 +70,17 @@ class EvidenceSource:
     def text(self) -> str:
         return " ".join(s.text for s in self.sentences)
 
+    @property
+    def passages(self) -> list[str]:
+        """The picked sentences as runs of neighbouring page sentences, each run one passage."""
+        runs: list[list[EvidenceSentence]] = []
+        for sent in self.sentences:
+            if runs and sent.position == runs[-1][-1].position + 1:
+                runs[-1].append(sent)
+            else:
+                runs.append([sent])
+        return [" ".join(x.text for x in run) for run in runs]
+
 
 @dataclass
 class Evidence:
@@ -69,9 +88,10 @@ class Evidence:
     sources: list[EvidenceSource] = field(default_factory=list)
     tokens: int = 0  # estimated prompt tokens of the rendered evidence
     candidates: int = 0
+    best_cosine: float = 0.0  # the closest picked sentence's cosine to the question: how near the text comes
 
     def blocks(self) -> list[EvidenceBlock]:
-        return [EvidenceBlock(s.n, s.resource.title, tuple(x.text for x in s.sentences)) for s in self.sources]
+        return [EvidenceBlock(s.n, s.resource.title, tuple(s.passages)) for s in self.sources]
 
     def source(self, n: int) -> EvidenceSource | None:
         return next((s for s in self.sources if s.n == n), None)
@@ -108,6 +128,11 @@ def readable(sentence: str) -> bool:
         return False
     letters = sum(ch.isalpha() or ch.isspace() for ch in sentence)
     return letters >= MIN_LETTER_SHARE * len(sentence)
+
+
+def introduces(sentence: str) -> bool:
+    """A lead-in ("And we call it like so:") whose content is the code, list or figure after it: no evidence."""
+    return sentence.rstrip().endswith(":")
 
 
 class EvidenceSelector:
@@ -152,16 +177,15 @@ class EvidenceSelector:
         return sorted(out.values(), key=lambda c: c.start)
 
     def candidates(self, hits: list[ResourceHit], neighbours: bool = True) -> list[EvidenceSentence]:
+        """Page sentences of each hit in document order (cards are not evidence: see the module's note)."""
         found: list[EvidenceSentence] = []
         for rank, hit in enumerate(hits):
             seen: set[str] = set()
-            card = card_sentence(hit.resource)
-            found.append(EvidenceSentence(card, rank, (-1, 0), 0.0, f"{hit.resource.id}{CARD_SUFFIX}"))
-            seen.add(card.lower())
+            position = 0
             for chunk in self._page_chunks(hit, neighbours):
                 for i, sent in enumerate(sentences(chunk.text)):
                     words = sent.split()
-                    if len(words) < MIN_SENTENCE_WORDS or not readable(sent):
+                    if len(words) < MIN_SENTENCE_WORDS or not readable(sent) or introduces(sent):
                         continue
                     if len(words) > MAX_SENTENCE_WORDS:
                         sent = " ".join(words[:MAX_SENTENCE_WORDS]) + " …"
@@ -169,12 +193,15 @@ class EvidenceSelector:
                     if key in seen:  # chunks overlap: the same sentence twice
                         continue
                     seen.add(key)
-                    found.append(EvidenceSentence(sent, rank, (chunk.start, i), 0.0, chunk.chunk_id))
+                    found.append(EvidenceSentence(sent, rank, (chunk.start, i), 0.0, chunk.chunk_id, position))
+                    position += 1
         return found
 
     # --- selection -----------------------------------------------------------------------------
 
-    def select(self, question: str, hits: list[ResourceHit], cfg: LLMSettings) -> Evidence:
+    def select(self, question: str, hits: list[ResourceHit], cfg: LLMSettings, budget: int | None = None) -> Evidence:
+        """The evidence for `question` from the top `cfg.evidence_resources` hits, within `budget` prompt
+        tokens (default `cfg.evidence_tokens`)."""
         hits = hits[: cfg.evidence_resources]
         pool = self.candidates(hits, neighbours=cfg.evidence_neighbours)
         if not pool:
@@ -189,21 +216,86 @@ class EvidenceSelector:
         )
         title_cost = [estimate_tokens(h.resource.title) + 2 for h in hits]  # "[n] Title" line
         costs = [estimate_tokens(c.text) for c in pool]
-        picked = mmr(relevance, vecs, costs, cfg, [c.resource_rank for c in pool], title_cost)
-        return self._number(question, hits, pool, relevance, picked)
+        picked = passages_by_mmr(pool, relevance, vecs, costs, title_cost, cfg, budget or cfg.evidence_tokens)
+        return self._number(question, hits, pool, relevance, picked, cos)
 
     def _number(self, question: str, hits: list[ResourceHit], pool: list[EvidenceSentence], relevance: np.ndarray,
-                picked: list[int]) -> Evidence:
+                picked: list[int], cos: np.ndarray) -> Evidence:
         by_rank: dict[int, list[EvidenceSentence]] = defaultdict(list)
         for i in picked:
             c = pool[i]
-            by_rank[c.resource_rank].append(EvidenceSentence(c.text, c.resource_rank, c.order, float(relevance[i]), c.chunk_id))
+            by_rank[c.resource_rank].append(replace(c, relevance=float(relevance[i])))
         sources = []
         for n, rank in enumerate(sorted(by_rank), start=1):
-            sents = sorted(by_rank[rank], key=lambda s: s.order)
+            sents = sorted(by_rank[rank], key=lambda s: s.position)
             sources.append(EvidenceSource(n, hits[rank], sents))
-        tokens = sum(estimate_tokens(s.resource.title) + 2 + sum(estimate_tokens(x.text) for x in s.sentences) for s in sources)
-        return Evidence(question, sources, tokens, len(pool))
+        tokens = sum(estimate_tokens(s.resource.title) + 2 + sum(estimate_tokens(p) for p in s.passages) for s in sources)
+        best_cosine = float(cos[picked].max()) if picked else 0.0
+        return Evidence(question, sources, tokens, len(pool), best_cosine)
+
+
+# Openings that refer back to the sentence before (general English): such a sentence needs its predecessor.
+REFERRING_OPENERS = frozenset({
+    "this", "these", "that", "those", "it", "its", "they", "their", "them", "such", "here", "there", "thus",
+    "hence", "however", "therefore", "instead", "otherwise", "also", "then", "so", "but", "and", "because",
+    "similarly", "likewise", "consequently", "moreover", "furthermore", "additionally", "meanwhile", "finally",
+})
+
+
+def refers_back(sentence: str) -> bool:
+    first = sentence.split(maxsplit=1)[0].strip(",;:\"'(").lower() if sentence.strip() else ""
+    return first in REFERRING_OPENERS
+
+
+def passages_by_mmr(pool: list[EvidenceSentence], relevance: np.ndarray, vecs: np.ndarray, costs: list[int],
+                    title_costs: list[int], cfg: Any, budget: int) -> list[int]:
+    """Maximal marginal relevance over sentences, each pick with its context, under a token budget.
+
+    A pick is λ·relevance − (1−λ)·(max cosine to the picks so far); candidates far below the best are never
+    picked themselves. The pick then takes the sentence before it when it refers back, and each neighbour
+    whose relevance is within `cfg.evidence_context_span` of the pick's, when the budget allows (context
+    before the budget for another pick: an answer needs the sentence around its fact)."""
+    lam = cfg.evidence_mmr_lambda
+    floor = float(relevance.max()) - cfg.evidence_relevance_span
+    at = {(c.resource_rank, c.position): i for i, c in enumerate(pool)}
+    chosen: set[int] = set()
+    opened: set[int] = set()
+    spent = 0
+    redundancy = np.zeros(len(pool))
+    available = relevance >= floor
+
+    def cost_of(items: list[int]) -> int:
+        groups = {pool[i].resource_rank for i in items} - opened
+        return sum(costs[i] for i in items) + sum(title_costs[g] for g in groups)
+
+    def take(items: list[int]) -> None:
+        nonlocal spent, redundancy
+        spent += cost_of(items)
+        for i in items:
+            chosen.add(i)
+            opened.add(pool[i].resource_rank)
+            available[i] = False
+            redundancy = np.maximum(redundancy, vecs @ vecs[i])
+
+    while available.any() and len(chosen) < cfg.evidence_max_sentences:
+        score = np.where(available, lam * relevance - (1 - lam) * redundancy, -np.inf)
+        i = int(np.argmax(score))
+        available[i] = False
+        if spent + cost_of([i]) > budget and chosen:
+            continue  # a shorter one may still fit
+        take([i])
+        c = pool[i]
+        before = at.get((c.resource_rank, c.position - 1))
+        after = at.get((c.resource_rank, c.position + 1))
+        context = []
+        if before is not None and (refers_back(c.text) or relevance[before] >= relevance[i] - cfg.evidence_context_span):
+            context.append(before)
+        if after is not None and relevance[after] >= relevance[i] - cfg.evidence_context_span:
+            context.append(after)
+        for j in context:
+            if j not in chosen and spent + cost_of([j]) <= budget and len(chosen) < cfg.evidence_max_sentences:
+                take([j])
+    return sorted(chosen)
 
 
 def lexical_overlap(question: str, texts: list[str]) -> np.ndarray:
@@ -217,32 +309,3 @@ def lexical_overlap(question: str, texts: list[str]) -> np.ndarray:
     if not total:
         return np.zeros(len(texts))
     return np.array([sum(idf[t] for t in d & idf.keys()) / total for d in docs])
-
-
-def mmr(relevance: np.ndarray, vecs: np.ndarray, costs: list[int], cfg: Any, groups: list[int] | None = None,
-        group_costs: list[int] | None = None) -> list[int]:
-    """Maximal marginal relevance under a token budget: each pick maximises
-    λ·relevance − (1−λ)·(max cosine to the picks so far); candidates far below the best are never taken.
-    A candidate's cost includes its group's header (the source's title line) when it opens that group."""
-    budget = cfg.evidence_tokens
-    lam = cfg.evidence_mmr_lambda
-    floor = float(relevance.max()) - cfg.evidence_relevance_span
-    chosen: list[int] = []
-    opened: set[int] = set()
-    spent = 0
-    redundancy = np.zeros(len(relevance))
-    available = np.array([r >= floor for r in relevance])
-    while available.any() and len(chosen) < cfg.evidence_max_sentences:
-        score = np.where(available, lam * relevance - (1 - lam) * redundancy, -np.inf)
-        i = int(np.argmax(score))
-        available[i] = False
-        group = groups[i] if groups is not None else None
-        cost = costs[i] + (group_costs[group] if group is not None and group_costs and group not in opened else 0)
-        if spent + cost > budget and chosen:
-            continue  # a shorter one may still fit
-        chosen.append(i)
-        spent += cost
-        if group is not None:
-            opened.add(group)
-        redundancy = np.maximum(redundancy, vecs @ vecs[i])
-    return chosen

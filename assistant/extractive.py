@@ -7,12 +7,12 @@ question-term overlap), so it is never a collage of keyword matches from anywher
 
 from __future__ import annotations
 
-from assistant.evidence import CARD_SUFFIX, Evidence
+from assistant.evidence import Evidence
 
 
 def extractive_answer(evidence: Evidence, max_sentences: int = 3, per_source: int = 2) -> str:
-    """Up to `max_sentences` evidence sentences, best first, each quoted and ending with its [n] (a catalog
-    card's sentence is cited, not quoted); at most `per_source` from one source. Empty when there is none."""
+    """Up to `max_sentences` evidence sentences, best first, each quoted and ending with its [n]; at most
+    `per_source` from one source. Empty when there is none."""
     chosen = []
     used: dict[int, int] = {}
     for source, sentence in evidence.ranked():
@@ -21,14 +21,8 @@ def extractive_answer(evidence: Evidence, max_sentences: int = 3, per_source: in
         if used.get(source.n, 0) >= per_source:
             continue
         used[source.n] = used.get(source.n, 0) + 1
-        card = sentence.chunk_id.endswith(CARD_SUFFIX)  # the list's description: cited, not quoted as the page's
-        chosen.append(cite(sentence.text, source.n) if card else quote(sentence.text, source.n))
+        chosen.append(quote(sentence.text, source.n))
     return " ".join(chosen)
-
-
-def cite(sentence: str, n: int) -> str:
-    body = sentence.strip().rstrip(".!?;:, ")
-    return f"{body} [{n}]."
 
 
 def quote(sentence: str, n: int) -> str:

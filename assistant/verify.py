@@ -1,18 +1,22 @@
-"""Sentence-level verification of a generated answer against the evidence it cites.
+"""Sentence-level verification of a generated answer against the evidence passages.
 
-Each sentence must end with markers of sources that were given, and be supported by one of them:
+Two modes share one test of support. `check` is for answers whose form forces a marker on every sentence
+(the summaries' grammar): each sentence must cite a given source that supports it. `attribute` is for answers
+written freely (the chat's answers): markers the model wrote are hints only, and each sentence is attributed
+after generation to the source whose passages support it (post-hoc citation). Support is
 
-    cosine  = max cosine(sentence, an evidence unit of the cited source)   (the packaged embedder; units are
-              its sentences, neighbouring pairs, and all of them together)
+    cosine  = max cosine(sentence, an evidence unit of the source)   (the packaged embedder; units are its
+              sentences, neighbouring pairs, and all of them together)
     lexical = share of the sentence's new content words (stemmed; those the question does not already hold)
               found in that source's evidence or title: what the sentence adds must come from the source
 
-both at least their thresholds (`llm.verify_min_cosine`, `llm.verify_min_lexical`). A sentence its cited
-source does not support but another given source does is kept with the marker corrected; markers of sources
-that do not exist are removed; a sentence left with no supporting source is dropped, with the reason, so the
-reader sees what was taken out. A sentence that says the sources do not cover the question is no answer:
-it is dropped and counted as the model declining. A sentence that only restates the question (no content
-word the question does not already hold) is dropped too.
+both at least their thresholds (`llm.verify_min_cosine`, `llm.verify_min_lexical`), and, in `attribute`, every
+number, version and proper name of the sentence must occur in the passages it is attributed to (a name may
+also come from the question or the source's title, a number only from the passages): a figure borrowed from
+another page never passes. A sentence is dropped, with the reason, when no source supports it, when it says
+the sources do not cover the question (the model declining), when it only restates the question, when it
+dangles ("An example of this is [2]."), or when the length limit cut it off; the reader sees what was taken
+out.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class Claim:
     lexical: float = 0.0
     reason: str = ""  # why dropped, or "" when kept
     corrected: bool = False  # kept, but under another source than it cited
+    quote: str = ""  # the evidence sentence that supports it best (the citation's text fragment)
 
     def render(self) -> str:
         body = self.text.rstrip()
@@ -87,6 +92,8 @@ NO_SOURCE = "cites no source that was given"
 UNSUPPORTED = "not supported by the source it cites"
 CUT_OFF = "cut off at the length limit"
 RESTATES = "only restates the question"
+DANGLING = "points at a source instead of saying something"
+BORROWED = "names {facts} that its passage does not hold"
 MIN_NEW_WORDS = 1  # content words beyond the question's: none, and the sentence says nothing new
 
 
@@ -139,6 +146,67 @@ def support_units(sentences: list[str]) -> list[str]:
     return units
 
 
+_NUMBER_FACT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[A-Za-z][\w.+-]*[\w+]|[A-Za-z]")
+# General English words a sentence cannot end on: "... is [2]." says nothing once the marker is gone.
+_DANGLING_ENDS = frozenset({
+    "a", "an", "the", "is", "are", "was", "were", "be", "of", "in", "on", "at", "by", "to", "for", "from", "with",
+    "as", "like", "see", "this", "these", "that", "those", "following", "include", "includes", "including",
+    "such", "and", "or", "than", "its", "their", "e.g", "i.e", "via", "about",
+})
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers of a text as written ("36.9", "1,024" → "1024"), version parts included."""
+    return {m.group(0).replace(",", "") for m in _NUMBER_FACT.finditer(text)}
+
+
+def names(text: str) -> set[str]:
+    """Proper names and versions: CamelCase or mixed letters and digits (FlashAttention, H100, FP8, v2),
+    acronyms, and capitalised words that do not open the sentence, as written."""
+    found: set[str] = set()
+    for i, m in enumerate(_WORD.finditer(text)):
+        w = m.group(0).rstrip(".")
+        opens = i == 0 or text[:m.start()].rstrip().endswith((".", ":", "!", "?", "(", '"'))
+        mixed = any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w)
+        camel = any(ch.isupper() for ch in w[1:]) and any(ch.islower() for ch in w)
+        acronym = len(w) >= 2 and w.isupper()
+        if mixed or camel or acronym or (w[:1].isupper() and not opens and len(w) > 1):
+            found.add(w)
+    return found
+
+
+def _normal(text: str) -> str:
+    return " " + re.sub(r"[^a-z0-9.+]+", " ", text.lower()) + " "
+
+
+def missing_facts(claim: str, passages: str, also_names: str = "") -> list[str]:
+    """Numbers of `claim` absent from `passages`, and names absent from `passages` and `also_names` (the
+    question and the source's title: the subject may be named there)."""
+    have_numbers = numbers(passages)
+    out = [n for n in sorted(numbers(claim)) if n not in have_numbers]
+    text = _normal(passages + " " + also_names)
+    squashed = text.replace(" ", "").replace("-", "")
+    for name in sorted(names(claim)):
+        plain = _normal(name).strip()
+        forms = {plain, plain[:-1]} if plain.endswith("s") and len(plain) > 3 else {plain}  # GPUs → GPU
+        if not plain or any(f" {f}" in text or f.replace(" ", "") in squashed for f in forms):
+            continue
+        if any(ch.isdigit() for ch in name) and not any(ch.isalpha() for ch in name):
+            continue  # a bare number: checked above
+        out.append(name)
+    return out
+
+
+def dangles(claim: str) -> bool:
+    """The sentence ends on a word that needs an object (its marker was the object), or on a colon."""
+    body = claim.rstrip().rstrip(".!?").rstrip()
+    if body.endswith((":", ",", ";", "(")):
+        return True
+    last = body.split()[-1].lower().strip("\"'()") if body.split() else ""
+    return last in _DANGLING_ENDS
+
+
 class Verifier:
     """Checks claims against one Evidence with the embedder that selected it."""
 
@@ -151,13 +219,9 @@ class Verifier:
         by_n = {s.n: s for s in evidence.sources}
         if not claims:
             return Verdict([], [])
-        texts = [c.text for c in claims]
-        claim_vecs = self.embedder.embed_documents(texts)
-        ev_texts = [(s.n, unit) for s in evidence.sources for unit in support_units([x.text for x in s.sentences])]
-        ev_vecs = self.embedder.embed_documents([t for _, t in ev_texts]) if ev_texts else np.zeros((0, claim_vecs.shape[1]))
-        source_of = np.array([n for n, _ in ev_texts])
+        claim_vecs = self.embedder.embed_documents([c.text for c in claims])
+        _, ev_vecs, source_of = self._units(evidence)
         question_stems = stems(evidence.question)
-        source_stems = {n: stems(s.text + " " + s.resource.title) for n, s in by_n.items()}
         kept: list[Claim] = []
         dropped: list[Claim] = []
         seen: set[str] = set()
@@ -174,15 +238,6 @@ class Verifier:
                 claim.reason = CUT_OFF if claim is claims[-1] and not claim.text.rstrip().endswith((".", "!", "?")) else NO_SOURCE
                 dropped.append(claim)
                 continue
-            sims = ev_vecs @ vec if len(ev_vecs) else np.zeros(0)
-            new_words = stems(claim.text) - question_stems
-
-            def support(n: int) -> tuple[float, float]:
-                mask = source_of == n
-                cos = float(sims[mask].max()) if mask.any() else 0.0
-                lex = len(new_words & source_stems[n]) / len(new_words) if new_words else 0.0
-                return cos, lex
-
             if len(stems(claim.text) - question_stems) < MIN_NEW_WORDS:
                 claim.reason = RESTATES
                 dropped.append(claim)
@@ -192,7 +247,7 @@ class Verifier:
                 claim.reason = NO_SOURCE
                 dropped.append(claim)
                 continue
-            scored = {n: support(n) for n in by_n}
+            scored = self._scored(claim.text, ev_vecs @ vec, source_of, evidence)
             good = [n for n in valid if self._supported(*scored[n])]
             if not good:
                 best = max(by_n, key=lambda n: scored[n][0])
@@ -206,6 +261,100 @@ class Verifier:
                 claim.reason = UNSUPPORTED
                 dropped.append(claim)
         return Verdict(kept, dropped)
+
+    def attribute(self, text: str, evidence: Evidence, max_sentences: int | None = None) -> Verdict:
+        """Post-hoc citation of a freely written answer: each sentence goes to the source that supports it
+        (a marker the model wrote is preferred when that source supports it too) and carries the evidence
+        sentence closest to it; sentences no source supports, or whose numbers and names no supporting
+        passage holds, are dropped with the reason."""
+        claims = split_claims(text)
+        if not claims or not evidence.sources:
+            return Verdict([], claims)
+        by_n = {s.n: s for s in evidence.sources}
+        claim_vecs = self.embedder.embed_documents([c.text for c in claims])
+        units, unit_vecs, unit_source = self._units(evidence)
+        question_stems = stems(evidence.question)
+        kept: list[Claim] = []
+        dropped: list[Claim] = []
+        seen: set[str] = set()
+        for claim, vec in zip(claims, claim_vecs, strict=True):
+            key = " ".join(terms(claim.text))
+            if key in seen:
+                continue
+            seen.add(key)
+            ended = bool(claim.cited) or claim.text.rstrip().endswith((".", "!", "?"))  # "... [1]." ended
+            reason = ""
+            if _DECLINE.search(claim.text):
+                reason = DECLINED
+            elif claim is claims[-1] and not ended:
+                reason = CUT_OFF
+            elif dangles(claim.text):
+                reason = DANGLING
+            elif len(stems(claim.text) - question_stems) < MIN_NEW_WORDS:
+                reason = RESTATES
+            if reason:
+                claim.reason = reason
+                dropped.append(claim)
+                continue
+            sims = unit_vecs @ vec
+            scored = self._scored(claim.text, sims, unit_source, evidence)
+            supported = [n for n in by_n if self._supported(*scored[n])]
+            hinted = [n for n in claim.cited if n in supported]
+            order = hinted + sorted((n for n in supported if n not in hinted), key=lambda n: -scored[n][0])
+            missing: list[str] = []
+            chosen = None
+            for n in order:
+                src = by_n[n]
+                gaps = missing_facts(claim.text, src.text, f"{evidence.question} {src.resource.title}")
+                if not gaps:
+                    chosen = n
+                    break
+                missing = missing or gaps
+            best = chosen if chosen is not None else max(by_n, key=lambda n: scored[n][0])
+            claim.cosine, claim.lexical = scored[best]
+            if chosen is None:
+                claim.reason = BORROWED.format(facts=", ".join(missing)) if missing else UNSUPPORTED
+                dropped.append(claim)
+                continue
+            claim.corrected = chosen not in claim.cited
+            claim.sources = [chosen]
+            sentence_units = [(float(sims[i]), u) for i, (n, u, single) in enumerate(units) if n == chosen and single]
+            claim.quote = max(sentence_units)[1] if sentence_units else ""
+            if max_sentences is not None and len(kept) >= max_sentences:
+                continue
+            kept.append(claim)
+        return Verdict(kept, dropped)
+
+    def _units(self, evidence: Evidence) -> tuple[list[tuple[int, str, bool]], np.ndarray, np.ndarray]:
+        """Every support unit of every source (source number, text, whether it is a single sentence), embedded."""
+        units = [(s.n, unit, i < len(s.sentences)) for s in evidence.sources
+                 for i, unit in enumerate(support_units([x.text for x in s.sentences]))]
+        vecs = self.embedder.embed_documents([u for _, u, _ in units])
+        return units, vecs, np.array([n for n, _, _ in units])
+
+    @staticmethod
+    def _scored(text: str, sims: np.ndarray, unit_source: np.ndarray, evidence: Evidence) -> dict[int, tuple[float, float]]:
+        """(cosine, lexical share of new content words) of a sentence for each source."""
+        new_words = stems(text) - stems(evidence.question)
+        out: dict[int, tuple[float, float]] = {}
+        for s in evidence.sources:
+            mask = unit_source == s.n
+            cos = float(sims[mask].max()) if mask.any() else 0.0
+            have = stems(s.text + " " + s.resource.title)
+            out[s.n] = (cos, len(new_words & have) / len(new_words) if new_words else 0.0)
+        return out
+
+    def support_scores(self, text: str, evidence: Evidence) -> tuple[float, float, bool]:
+        """The best source's (cosine, lexical) for one sentence, and whether that source holds its numbers and
+        names: what the thresholds are calibrated on (bench/calibrate_verify.py)."""
+        _, unit_vecs, unit_source = self._units(evidence)
+        sims = unit_vecs @ self.embedder.embed_documents([text])[0]
+        scored = self._scored(text, sims, unit_source, evidence)
+        best = max(scored, key=lambda n: scored[n][0])
+        src = evidence.source(best)
+        assert src is not None
+        ok = not missing_facts(text, src.text, f"{evidence.question} {src.resource.title}")
+        return scored[best][0], scored[best][1], ok
 
     def _supported(self, cosine: float, lexical: float) -> bool:
         return cosine >= self.cfg.verify_min_cosine and lexical >= self.cfg.verify_min_lexical

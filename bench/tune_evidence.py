@@ -1,10 +1,11 @@
 """Choose the evidence-selection knobs (`llm.evidence_*`) on synthetic questions, never on the dev set.
 
 Proxy, no LLM needed: for a question written from a passage, is a sentence of that passage among the picked
-evidence (`source`)? For one written from a catalog card, is that card's sentence picked? `gold`: is the
-question's resource among the numbered sources at all? Candidates, their embeddings and overlaps are computed
-once per question; each setting then only reruns the MMR pick. Coordinate search, two rounds, over folds
-other than `--holdout` (the fold bench/answer.py reports on). Prints JSON.
+evidence (`source`)? `gold`: is the question's resource among the numbered sources at all? Questions written
+from a catalog card are left out: cards are not evidence (assistant/evidence.py). Candidates, their
+embeddings and overlaps are computed once per question; each setting then only reruns the pick
+(`passages_by_mmr`, the product's own function). Coordinate search, two rounds, over folds other than
+`--holdout`; the chosen setting is then scored on the held-out fold. Prints JSON.
 
     .venv/bin/python bench/tune_evidence.py [--home DIR] [--questions 200] [--holdout 4]
 """
@@ -30,7 +31,7 @@ GRID: dict[str, list[Any]] = {
     "rank_weight": [0, 0.05, 0.1, 0.2, 0.3],
     "mmr_lambda": [0.5, 0.65, 0.75, 0.85, 1.0],
     "relevance_span": [0.15, 0.25, 0.35, 0.5, 1.0],
-    "max_sentences": [4, 6, 8, 12],
+    "context_span": [0.0, 0.06, 0.12, 0.2, 0.35],
 }
 
 
@@ -60,25 +61,23 @@ def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]
 
 
 def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int) -> tuple[float, float]:
-    from assistant.evidence import mmr
+    from assistant.evidence import passages_by_mmr
 
     source = gold = 0
-    cfg = SimpleNamespace(evidence_tokens=budget, evidence_mmr_lambda=p["mmr_lambda"],
-                          evidence_relevance_span=p["relevance_span"], evidence_max_sentences=p["max_sentences"])
+    cfg = SimpleNamespace(evidence_mmr_lambda=p["mmr_lambda"], evidence_relevance_span=p["relevance_span"],
+                          evidence_max_sentences=40, evidence_context_span=p["context_span"])
     for d in data:
         allowed = (d["rank"] < p["resources"]) & (True if p["neighbours"] else ~d["neighbour"])
         idx = np.flatnonzero(allowed)
         if not len(idx):
             continue
         rel = d["cos"][idx] + p["lexical_weight"] * d["lex"][idx] + p["rank_weight"] / (1 + d["rank"][idx])
-        picked = mmr(rel, d["vecs"][idx], [d["cost"][i] for i in idx], cfg, [int(d["rank"][i]) for i in idx], d["title_cost"])
-        chosen = [d["pool"][idx[i]] for i in picked]
+        sub = [d["pool"][i] for i in idx]
+        picked = passages_by_mmr(sub, rel, d["vecs"][idx], [d["cost"][i] for i in idx], d["title_cost"], cfg, budget)
+        chosen = [sub[i] for i in picked]
         q = d["q"]
         gold += any(d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
-        if q["kind"] == "synthetic-card":
-            source += any(c.chunk_id.endswith(":card") and d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
-        else:
-            source += any(c.chunk_id == q["source_chunk"] for c in chosen)
+        source += any(c.chunk_id == q["source_chunk"] for c in chosen)
     return round(source / len(data), 3), round(gold / len(data), 3)
 
 
@@ -91,17 +90,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    pool = [json.loads(line) for line in SYNTHETIC.read_text().splitlines() if line.strip()]
-    pool = [q for q in pool if q.get("fold") != args.holdout]
+    every = [json.loads(line) for line in SYNTHETIC.read_text().splitlines() if line.strip()]
+    every = [q for q in every if q["kind"] == "synthetic-passage"]
+    pool = [q for q in every if q.get("fold") != args.holdout]
     random.Random(args.seed).shuffle(pool)
     data = prepare(pool[: args.questions], args.home)
+    held = [q for q in every if q.get("fold") == args.holdout]
+    random.Random(args.seed).shuffle(held)
+    held_data = prepare(held[: args.questions // 2], args.home)
 
     from core.settings import LLMSettings
 
     defaults = LLMSettings()
     args.budget = args.budget or defaults.evidence_tokens
     p = {key: getattr(defaults, f"evidence_{key}") for key in GRID}
-    report: dict[str, Any] = {"questions": len(data), "holdout_fold": args.holdout, "start": [dict(p), score(data, p, args.budget)]}
+    report: dict[str, Any] = {"questions": len(data), "holdout_fold": args.holdout, "budget": args.budget,
+                              "start": [dict(p), score(data, p, args.budget)],
+                              "start_holdout": score(held_data, p, args.budget)}
     steps = []
     for _ in range(2):
         for key, values in GRID.items():
@@ -111,7 +116,8 @@ def main() -> None:
             p[key] = best
     report["steps"] = steps
     report["chosen"] = [p, score(data, p, args.budget)]
-    report["budget"] = {b: score(data, p, b) for b in (120, 150, 180, 200, 220, 260, 300)}
+    report["holdout"] = {"questions": len(held_data), "chosen": score(held_data, p, args.budget)}
+    report["budgets_holdout"] = {b: score(held_data, p, b) for b in (120, 170, 220, 300, 450, 700, 1000, 1400)}
     print(json.dumps(report, indent=2))
 
 

@@ -192,7 +192,7 @@ class LLMSettings(BaseModel):
     model_path: str | None = Field(None, description="GGUF file; default: assembled packaged Qwen2.5-Coder-1.5B")
     context_tokens: int = 2048
     max_tokens: int = Field(
-        140, ge=16, description="Answer length cap in tokens (a sentence cut off by it is dropped, not shown)"
+        150, ge=16, description="Answer length cap in tokens (a sentence cut off by it is dropped, not shown)"
     )
     temperature: float = 0.0
     threads: int | None = Field(
@@ -221,21 +221,40 @@ class LLMSettings(BaseModel):
         "never stops the app), else in the app's process",
     )
     answer_sentences: int = Field(
-        3, ge=1, le=6,
-        description="At most this many sentences in a generated answer (each costs ~2 s of generation on 2 cores; "
-        "with 2 the synthetic sample's shown share fell from 17/20 to 15/20)",
+        5, ge=1, le=8,
+        description="At most this many sentences of a generated answer are kept (the prompt asks for 2-4; each "
+        "costs ~2 s of generation on 2 cores)",
     )
     evidence_resources: int = Field(5, ge=1, description="Top resources whose passages feed the evidence")
     evidence_neighbours: bool = Field(
-        False, description="Also read the chunks around each matched passage (no gain on the synthetic set, "
-        "twice the sentences to embed)",
+        True, description="Also read the chunks around each matched passage, so a passage can continue across a "
+        "chunk boundary",
     )
     evidence_tokens: int = Field(
-        190, ge=40,
-        description="Token budget of the evidence in the prompt, titles included (prompt speed is ~47 tokens/s on 2 "
-        "cores: about 4 s of prompt before the first token)",
+        220, ge=40,
+        description="Evidence budget in prompt tokens (titles included) while the backend's prompt speed is not "
+        "yet measured; after that the budget follows the speed (first_token_target_s)",
     )
-    evidence_max_sentences: int = Field(8, ge=1, description="At most this many evidence sentences")
+    evidence_tokens_min: int = Field(120, ge=40, description="The speed-based evidence budget never goes below this")
+    evidence_tokens_max: int = Field(
+        1400, ge=40, description="... nor above this (with the fixed prompt and the answer it must fit context_tokens)"
+    )
+    first_token_target_s: float = Field(
+        2.2, gt=0,
+        description="The evidence budget is what the backend evaluates in this many seconds at its measured prompt "
+        "speed, so the first token comes within ~3 s on 2 CPU cores and a GPU reads much more context",
+    )
+    prompt_tokens_per_s: float | None = Field(
+        None, gt=0,
+        description="Prompt evaluation speed to plan the evidence budget with; unset = measured on each answer "
+        "(remembered in the data dir), starting from evidence_tokens",
+    )
+    evidence_context_span: float = Field(
+        0.12, ge=0,
+        description="A picked sentence brings a neighbouring sentence whose relevance is within this of its own "
+        "(the sentence before it always when it opens by referring back)",
+    )
+    evidence_max_sentences: int = Field(40, ge=1, description="At most this many evidence sentences (the budget binds first)")
     evidence_lexical_weight: float = Field(0.3, ge=0, description="Weight of question-term overlap next to cosine")
     evidence_rank_weight: float = Field(0.1, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
     evidence_mmr_lambda: float = Field(
@@ -252,6 +271,10 @@ class LLMSettings(BaseModel):
     verify_min_lexical: float = Field(
         0.5, description="... and at least this share of its new content words (not in the question) occur in the "
         "cited evidence or title"
+    )
+    pointer_min_cosine: float = Field(
+        0.5, description="When no generated sentence holds, the closest passage is quoted beside the pointers only "
+        "when its cosine to the question reaches this"
     )
     ollama_url: str = "http://127.0.0.1:11434"
     ollama_model: str = "qwen2.5-coder:1.5b"
@@ -409,6 +432,10 @@ class Settings(BaseSettings):
     @property
     def digests_dir(self) -> Path:
         return self.home / "digests"
+
+    @property
+    def prompt_speed_file(self) -> Path:
+        return self.home / "prompt-speed.json"
 
 
 def _config_path() -> Path:
