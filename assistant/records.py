@@ -23,6 +23,9 @@ class Citation:
     score: float
     kind: str = ""
     cited: bool = True  # False: shown while the model wrote, not cited by the final answer (kept, never hidden)
+    quote: str = ""  # the page sentence that supports the answer (the link's text fragment)
+    page: int | None = None  # PDF page of the quote, when known
+    read: bool = False  # the learner marked this resource read
 
     @property
     def place(self) -> str:
