@@ -1,0 +1,492 @@
+"""Generated "what should I read next?" messages whose truth is known by construction (issue 24).
+
+Why: rules written against our own phrasings fit our style, not a learner's. Here a seeded sampler draws a
+reading state from the catalog (single items, whole groups: a tier, a kind within a section or topic, a whole
+topic; a focus topic or none; sometimes "skipped ahead" into a topic's higher tier; sometimes "anything else
+about X" after a whole topic), the packaged chat model writes the learner's message in a sampled style (lists,
+parentheses, nicknames, authors, goals instead of topic names, lower case, typos, long and short), and the
+sampled state is the label. The expected picks follow the guide's own rule ("Read Tier 1 for all topics, then
+Tier 2, ...") written out here independently of assistant/planner.py:
+
+* no focus: unread Tier 1 items of every topic in the guide's order, then Tier 2, ...; untiered items last;
+* a focus topic: its unread items first, lowest tier first, in the guide's order, then the rule above;
+* skipped ahead in a topic: that topic's unread items below the highest tier read come first;
+* "anything else about X" after a whole topic: the unread items elsewhere whose title names X (a set);
+* never an item the learner read.
+
+Three steps, so the model can run where it is fast:
+
+    .venv/bin/python bench/synth_learners.py prompts --seeds 0 1 2 3 4 --per-seed 130 --out P.jsonl
+    python3 bench/synth_learners.py generate --prompts P.jsonl --model Q.gguf --out R.jsonl   # GPU (transformers)
+    .venv/bin/python bench/synth_learners.py collect --prompts P.jsonl --replies R.jsonl \
+        --out bench/data/learner-messages.jsonl
+
+`collect` drops a message that leaves out something the label says it mentions (no word of the unit's titles,
+authors or place), so a label never claims a read the message does not state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.records import Resource  # noqa: E402
+from core.text import STOP_WORDS  # noqa: E402
+
+log = logging.getLogger("synth_learners")
+
+SCENARIOS = {"no-focus": 0.3, "focus": 0.4, "skipped-ahead": 0.15, "anything-else": 0.15}
+UNIT_KINDS = {"item": 0.45, "tier": 0.3, "kind": 0.12, "topic": 0.13}
+KIND_NAMES = {"paper": "papers", "blog": "blog posts", "repo": "repositories", "docs": "documentation pages",
+              "site": "sites", "video": "videos", "book": "books", "model": "models", "community": "communities"}
+
+# How the message is written: two cues per message, drawn at random (general writing styles, no wording of ours
+# about any resource).
+STYLE_CUES = (
+    "Write it as a short bullet list of what you read, then one question.",
+    "When you mention a group, name the group and then list its items in parentheses.",
+    "Refer to the resources by short forms or nicknames (an acronym, a version number, 'the X paper', a first "
+    "word of the title) rather than their full titles.",
+    "Refer to resources by their authors' names or the site they are on where you can.",
+    "Write all in lower case, like a quick chat message, with one or two typos.",
+    "Keep it to one short sentence.",
+    "Write a longer message (4-6 sentences) with a little background about yourself and why you are learning.",
+    "Be informal and a bit chatty.",
+    "Use slashes and commas to list things together (like A/B/C).",
+    "Say what you finished in the middle of a sentence about something else.",
+    "Write it like a terse note, no greeting.",
+    "Ask politely, as to a mentor.",
+)
+# Capitalised title words that name no subject: the whole field's words, and title filler (adjectives, verbs,
+# halves of a two-word name such as "Chips and Cheese" or "GPU Mode").
+NOT_SUBJECTS = frozenset({
+    "GPU", "GPUs", "CUDA", "NVIDIA", "LLM", "LLMs", "Kernel", "Kernels", "Understanding", "Fast", "Deep", "Dive",
+    "Mastering", "Tutorial", "Introducing", "Efficient", "Accelerating", "Guide", "Automatic", "Evolution", "Model",
+    "Models", "Multi", "Mode", "Chips", "Cheese", "Parallel", "Optimization", "Matrix", "Multiplication", "Tensor",
+})
+GOAL_CUE = ("Describe what you want to learn next as a goal in plain words (what you want to be able to do or "
+            "understand), without using the name of the topic.")
+
+PROMPT = """You are a learner using a tiered reading list on GPU performance engineering, and you type a message into its chat box asking what you should read next.
+
+{read}
+{want}
+How to write it: {style}
+
+Write only the message itself, in the first person, as the learner. Do not add anything before or after it."""
+
+
+@dataclass
+class Unit:
+    """One thing the learner says they read: an item, or a whole group of the catalog."""
+
+    kind: str  # item | tier | kind | topic
+    ids: list[str]
+    text: str  # how the model is told about it
+
+
+@dataclass
+class LearnerState:
+    """The label of one message: what was read, what is asked, and the picks the guide's rules give."""
+
+    seed: int
+    index: int
+    scenario: str
+    units: list[Unit]
+    read_ids: list[str]
+    focus: str = ""  # a topic, or "" for none
+    subject: str = ""  # "anything else about X"
+    skipped_topic: str = ""
+    gold: list[str] = field(default_factory=list)  # expected first picks (ids)
+    accept: list[str] = field(default_factory=list)  # other unread items as good as a gold pick
+    style: list[str] = field(default_factory=list)
+
+
+def catalog() -> list[Resource]:
+    from ingest.catalog import load_catalog
+
+    return sorted(load_catalog(), key=lambda r: r.position)
+
+
+def topics_of(resources: list[Resource]) -> list[str]:
+    return list(dict.fromkeys(r.topic for r in resources))
+
+
+# --- the guide's rule --------------------------------------------------------------------------------
+
+
+def guide_order(resources: list[Resource], read: set[str], focus: str = "", skipped_topic: str = "") -> list[Resource]:
+    """Every unread item in the order the guide's rule gives for this state (see the module docstring)."""
+    topics = topics_of(resources)
+    unread = [r for r in resources if r.id not in read]
+
+    def tier_key(r: Resource) -> tuple[int, int, int]:
+        return (r.tier if r.tier is not None else 99, topics.index(r.topic), r.position)
+
+    order: list[Resource] = []
+    if focus:
+        order += sorted((r for r in unread if r.topic == focus), key=tier_key)
+    if skipped_topic:
+        top = max(r.tier or 0 for r in resources if r.topic == skipped_topic and r.id in read)
+        order += sorted((r for r in unread if r.topic == skipped_topic and r.tier is not None and r.tier < top),
+                        key=tier_key)
+    order += sorted(unread, key=tier_key)
+    return list({r.id: r for r in order}.values())
+
+
+def expected(resources: list[Resource], state: LearnerState) -> tuple[list[str], list[str]]:
+    """Gold (the first 3 of the guide's order) and accepted (unread items of a gold pick's topic and tier:
+    order inside a tier is the list's, not a rule). "Anything else about X": every unread item naming X."""
+    read = set(state.read_ids)
+    if state.subject:
+        return [r.id for r in resources if r.id not in read and names_subject(r, state.subject)], []
+    order = guide_order(resources, read, state.focus, state.skipped_topic)
+    gold = [r.id for r in order[:3]]
+    groups = {(r.topic, r.tier) for r in order[:3]}
+    accept = [r.id for r in order[3:] if (r.topic, r.tier) in groups]
+    return gold, accept
+
+
+def names_subject(res: Resource, subject: str) -> bool:
+    return bool(re.search(rf"(?<![A-Za-z0-9]){re.escape(subject)}(?![A-Za-z])", res.title, re.IGNORECASE))
+
+
+def subjects(resources: list[Resource]) -> dict[str, set[str]]:
+    """Names (capitalised or with digits, from titles) that titles of two or more topics use: subject → topics."""
+    topics_by_word: dict[str, set[str]] = defaultdict(set)
+    for r in resources:
+        for w in set(re.findall(r"[A-Za-z][A-Za-z0-9]+", r.title)):
+            if len(w) >= 3 and w.lower() not in STOP_WORDS and (w[0].isupper() or re.search(r"\d", w)):
+                topics_by_word[w].add(r.topic)
+    return {w: t for w, t in topics_by_word.items() if len(t) >= 2 and w not in NOT_SUBJECTS}
+
+
+# --- sampling ----------------------------------------------------------------------------------------
+
+
+def skip_free(resources: list[Resource], read: set[str]) -> bool:
+    """No topic has a read item above a tier with unread items (reading in the guide's order)."""
+    for topic in topics_of(resources):
+        items = [r for r in resources if r.topic == topic and r.tier is not None]
+        top = max((r.tier for r in items if r.id in read), default=0)
+        if any(r.tier < top and r.id not in read for r in items):
+            return False
+    return True
+
+
+def _title(r: Resource) -> str:
+    return f'"{r.title}"' + (f" by {r.authors}" if r.authors else "")
+
+
+def candidate_units(resources: list[Resource], read: set[str], kind: str) -> list[Unit]:
+    out: list[Unit] = []
+    topics = topics_of(resources)
+    if kind == "item":
+        for r in resources:
+            if r.id not in read:
+                out.append(Unit("item", [r.id], _title(r)))
+    elif kind == "tier":
+        for topic in topics:
+            for tier in sorted({r.tier for r in resources if r.topic == topic and r.tier is not None}):
+                items = [r for r in resources if r.topic == topic and r.tier == tier]
+                if any(r.id not in read for r in items):
+                    section = items[0].section
+                    names = "; ".join(_title(r) for r in items)
+                    out.append(Unit("tier", [r.id for r in items],
+                                    f'all of Tier {tier} of the "{topic}" topic (its "{section}" section): {names}'))
+    elif kind == "kind":
+        for topic in topics:
+            in_topic = [r for r in resources if r.topic == topic]
+            groups: dict[tuple[str, str], list[Resource]] = defaultdict(list)
+            for r in in_topic:
+                groups[(r.section, r.kind)].append(r)
+                groups[("", r.kind)].append(r)
+            for (section, k), items in groups.items():
+                whole = [r for r in in_topic if not section or r.section == section]
+                if len(items) < 2 or len(items) == len(whole) or all(r.id in read for r in items):
+                    continue
+                where = f'the "{section}" section of "{topic}"' if section else f'the "{topic}" topic'
+                names = "; ".join(_title(r) for r in items)
+                out.append(Unit("kind", [r.id for r in items], f"all the {KIND_NAMES.get(k, k)} of {where}: {names}"))
+    elif kind == "topic":
+        for topic in topics:
+            items = [r for r in resources if r.topic == topic]
+            if any(r.id not in read for r in items):
+                out.append(Unit("topic", [r.id for r in items], f'the whole "{topic}" topic ({len(items)} items)'))
+    return out
+
+
+def sample_units(rng: random.Random, resources: list[Resource], n: int, read: set[str] | None = None,
+                 avoid_topic: str = "") -> list[Unit]:
+    """`n` units read in the guide's order (no skips), none in `avoid_topic`."""
+    read = set(read or ())
+    units: list[Unit] = []
+    for _ in range(50):
+        if len(units) >= n:
+            break
+        kind = rng.choices(list(UNIT_KINDS), weights=list(UNIT_KINDS.values()))[0]
+        by_id = {r.id: r for r in resources}
+        cands = [u for u in candidate_units(resources, read, kind)
+                 if not (avoid_topic and any(by_id[i].topic == avoid_topic for i in u.ids))
+                 and skip_free(resources, read | set(u.ids))]
+        if kind == "topic" and len(read) > 40:
+            cands = []
+        if cands:
+            unit = rng.choice(cands)
+            units.append(unit)
+            read |= set(unit.ids)
+    return units
+
+
+def topic_goal(resources: list[Resource], topic: str) -> str:
+    items = [r for r in resources if r.topic == topic]
+    sections = list(dict.fromkeys(r.section for r in items))
+    notes = "; ".join(r.note for r in items[:3] if r.note)
+    return f'the "{topic}" topic (its sections: {", ".join(sections)}; for example: {notes})'
+
+
+def sample_state(rng: random.Random, resources: list[Resource], seed: int, index: int) -> LearnerState:
+    topics = topics_of(resources)
+    tiered = [t for t in topics if any(r.topic == t and r.tier is not None for r in resources)]
+    scenario = rng.choices(list(SCENARIOS), weights=list(SCENARIOS.values()))[0]
+    state = LearnerState(seed, index, scenario, [], [])
+    if scenario == "no-focus":
+        state.units = sample_units(rng, resources, rng.choice([0, 1, 1, 2, 2, 3, 4]))
+    elif scenario == "focus":
+        state.focus = rng.choice(topics if rng.random() < 0.1 else tiered)
+        state.units = sample_units(rng, resources, rng.choice([0, 1, 1, 2, 3]))
+    elif scenario == "skipped-ahead":
+        topic = rng.choice(tiered)
+        high = [r for r in resources if r.topic == topic and (r.tier or 0) >= 2]
+        picked = rng.sample(high, rng.choice([1, 1, 2]))
+        first = [r for r in resources if r.topic == topic and r.tier == 1]
+        lower = rng.sample(first, rng.randint(0, max(0, len(first) - 1)))  # at least one Tier 1 item unread
+        state.units = [Unit("item", [r.id], _title(r)) for r in lower + picked]
+        state.skipped_topic = topic
+        state.units += sample_units(rng, resources, rng.choice([0, 0, 1]), {i for u in state.units for i in u.ids},
+                                    avoid_topic=topic)
+    else:
+        pool = subjects(resources)
+        for _ in range(50):
+            subject = rng.choice(sorted(pool))
+            topic = rng.choice(sorted(pool[subject]))
+            items = [r for r in resources if r.topic == topic]
+            elsewhere = [r for r in resources if r.topic != topic and names_subject(r, subject)]
+            if len(elsewhere) >= 2:
+                break
+        state.subject = subject
+        state.units = [Unit("topic", [r.id for r in items], f'the whole "{topic}" topic ({len(items)} items)')]
+    state.read_ids = [r.id for r in resources if any(r.id in u.ids for u in state.units)]
+    if state.focus and all(r.id in state.read_ids for r in resources if r.topic == state.focus):
+        state.focus = ""
+        state.scenario = "no-focus"
+    state.gold, state.accept = expected(resources, state)
+    return state
+
+
+def prompt_for(rng: random.Random, resources: list[Resource], state: LearnerState) -> str:
+    if state.units:
+        lines = "\n".join(f"- {u.text}" for u in state.units)
+        read = f"What you have read so far (mention every one of these, in your own words):\n{lines}\n"
+    else:
+        read = "You have not read anything in the list yet (say so).\n"
+    cues = rng.sample(STYLE_CUES, 2)
+    if state.scenario == "focus":
+        want = f"What you want next: to go deeper into {topic_goal(resources, state.focus)}."
+        if rng.random() < 0.5:
+            cues = [GOAL_CUE, cues[0]]
+    elif state.scenario == "skipped-ahead":
+        topic = state.skipped_topic
+        want = (f'What you want: you jumped straight into the advanced material of "{topic}" and got lost; ask '
+                "whether you skipped something or are missing a prerequisite, and what to read.")
+    elif state.scenario == "anything-else":
+        want = (f'What you want: ask whether anything else in the guide, outside what you read, is about '
+                f"{state.subject}.")
+    else:
+        want = rng.choice([
+            "What you want: you have no particular focus yet; ask what the guide wants you to read next.",
+            "What you want: ask what to read next; do not name any topic you want.",
+            "What you want: ask for the next few things to read, in the guide's recommended order.",
+        ])
+    state.style = cues
+    return PROMPT.format(read=read, want=want, style=" ".join(cues))
+
+
+def cmd_prompts(args: argparse.Namespace) -> None:
+    resources = catalog()
+    rows = []
+    for seed in args.seeds:
+        rng = random.Random(seed)
+        for i in range(args.per_seed):
+            state = sample_state(rng, resources, seed, i)
+            prompt = prompt_for(rng, resources, state)
+            rows.append({"id": f"L{seed}-{i:03d}", "state": asdict(state), "prompt": prompt})
+    _write_jsonl(args.out, rows)
+    counts: dict[str, int] = defaultdict(int)
+    for row in rows:
+        counts[row["state"]["scenario"]] += 1
+    print(json.dumps({"prompts": len(rows), "scenarios": counts, "out": str(args.out)}))
+
+
+# --- the model -----------------------------------------------------------------------------------------
+
+
+def _generate_transformers(prompts: list[str], model: Path, seed: int, batch: int, max_tokens: int) -> list[str]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(seed)
+    tok = AutoTokenizer.from_pretrained(str(model.parent), gguf_file=model.name)
+    tok.padding_side = "left"
+    lm = AutoModelForCausalLM.from_pretrained(str(model.parent), gguf_file=model.name, torch_dtype=torch.bfloat16)
+    lm = lm.to("cuda" if torch.cuda.is_available() else "cpu").eval()
+    texts = [tok.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True)
+             for p in prompts]
+    out: list[str] = []
+    for start in range(0, len(texts), batch):
+        enc = tok(texts[start:start + batch], return_tensors="pt", padding=True).to(lm.device)
+        with torch.no_grad():
+            gen = lm.generate(**enc, max_new_tokens=max_tokens, do_sample=True, temperature=0.9, top_p=0.95,
+                              pad_token_id=tok.pad_token_id or tok.eos_token_id)
+        out += tok.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+        log.info("%d/%d", len(out), len(texts))
+    return out
+
+
+def _generate_llama(prompts: list[str], model: Path, seed: int, threads: int, max_tokens: int) -> list[str]:
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=str(model), n_ctx=2048, n_threads=threads, n_batch=512, seed=seed, verbose=False)
+    out = []
+    for i, prompt in enumerate(prompts, start=1):
+        reply = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
+                                           temperature=0.9, top_p=0.95)
+        out.append(reply["choices"][0]["message"]["content"])
+        log.info("%d/%d", i, len(prompts))
+    return out
+
+
+def cmd_generate(args: argparse.Namespace) -> None:
+    rows = _read_jsonl(args.prompts)
+    started = time.perf_counter()
+    prompts = [r["prompt"] for r in rows]
+    if args.backend == "llama":
+        replies = _generate_llama(prompts, args.model, args.seed, args.threads, args.max_tokens)
+    else:
+        replies = _generate_transformers(prompts, args.model, args.seed, args.batch, args.max_tokens)
+    _write_jsonl(args.out, [{"id": r["id"], "reply": text} for r, text in zip(rows, replies, strict=True)])
+    print(json.dumps({"replies": len(replies), "backend": args.backend,
+                      "seconds": round(time.perf_counter() - started, 1)}))
+
+
+# --- parsing ------------------------------------------------------------------------------------------
+
+_WRAPPER = re.compile(r"^\s*(?:\*\*)?(?:message|learner|me|user)\s*(?:\*\*)?\s*:\s*", re.IGNORECASE)
+
+
+def clean_reply(text: str) -> str:
+    """The message alone: no "Message:" label, no wrapping quotes, no trailing note from the model."""
+    text = text.strip()
+    text = _WRAPPER.sub("", text)
+    text = re.split(r"\n\s*\n(?:note|this message|---|\(note)", text, maxsplit=1, flags=re.IGNORECASE)[0]
+    text = text.strip().strip('"“”').strip()
+    return text
+
+
+def _handles(resources: dict[str, Resource], unit: dict) -> set[str]:
+    """Words a mention of the unit would use: its titles', authors', section's and topic's words, and acronyms."""
+    out: set[str] = set()
+    for rid in unit["ids"]:
+        r = resources[rid]
+        for text in (r.title, r.authors, r.section, r.topic, r.url.split("/")[2] if "://" in r.url else ""):
+            for w in re.findall(r"[A-Za-z0-9]+", text):
+                if len(w) >= 3 and w.lower() not in STOP_WORDS:
+                    out.add(w.lower()[:5])
+        for acro in re.findall(r"\b[A-Z][A-Za-z]*[A-Z0-9]+[A-Za-z0-9]*\b", r.title):
+            out.add(acro.lower()[:5])
+    if unit["kind"] != "item":
+        out |= {"tier", "all", "whole", "every", "everyt", "entir"}
+    return out
+
+
+def mentions_unit(message: str, resources: dict[str, Resource], unit: dict) -> bool:
+    said = {w.lower()[:5] for w in re.findall(r"[A-Za-z0-9]+", message) if len(w) >= 3}
+    return bool(said & _handles(resources, unit))
+
+
+def cmd_collect(args: argparse.Namespace) -> None:
+    resources = {r.id: r for r in catalog()}
+    prompts = {r["id"]: r for r in _read_jsonl(args.prompts)}
+    kept, dropped = [], defaultdict(int)
+    for reply in _read_jsonl(args.replies):
+        row = prompts[reply["id"]]
+        message = clean_reply(reply["reply"])
+        state = row["state"]
+        if len(message.split()) < 3 or len(message) > 1500:
+            dropped["length"] += 1
+            continue
+        if not all(mentions_unit(message, resources, u) for u in state["units"]):
+            dropped["a read unit not mentioned"] += 1
+            continue
+        kept.append({"id": row["id"], "seed": state["seed"], "scenario": state["scenario"], "question": message,
+                     "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
+                     "skipped_topic": state["skipped_topic"], "gold": state["gold"], "accept": state["accept"],
+                     "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]],
+                     "style": state["style"]})
+    _write_jsonl(args.out, kept)
+    by_seed: dict[int, int] = defaultdict(int)
+    for row in kept:
+        by_seed[row["seed"]] += 1
+    print(json.dumps({"replies": len(prompts), "kept": len(kept), "dropped": dropped, "by_seed": by_seed,
+                      "out": str(args.out)}))
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    p = sub.add_parser("prompts", help="sample reading states and write one prompt each")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    p.add_argument("--per-seed", type=int, default=130)
+    p.add_argument("--out", type=Path, required=True)
+    p = sub.add_parser("generate", help="run the chat model over the prompts")
+    p.add_argument("--prompts", type=Path, required=True)
+    p.add_argument("--model", type=Path, required=True, help="the GGUF file")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--backend", choices=("llama", "transformers"), default="transformers")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--max-tokens", type=int, default=220)
+    p = sub.add_parser("collect", help="parse the replies into labelled messages")
+    p.add_argument("--prompts", type=Path, required=True)
+    p.add_argument("--replies", type=Path, required=True)
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "data" / "learner-messages.jsonl")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    {"prompts": cmd_prompts, "generate": cmd_generate, "collect": cmd_collect}[args.step](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
