@@ -155,10 +155,14 @@ def _searcher(home: Path):  # noqa: ANN202 - index.search.Searcher, imported laz
 def cmd_prompts(args: argparse.Namespace) -> None:
     searcher = _searcher(args.home)
     resources = {r.id: r for r in searcher.resources}
+    covered: set[str] = set()
+    if args.skip_covered:
+        # Grow a set instead of redoing it: no card prompts, and no passages of resources it already asks about.
+        covered = {r["resource_id"] for r in _read_jsonl(args.skip_covered) if r["kind"] == "synthetic-passage"}
     rows = []
     for chunk in sample_sources(searcher.store.chunks, args.per_resource, args.seed):
         res = resources.get(chunk.resource_id)
-        if res is None:
+        if res is None or (args.skip_covered and (chunk.source_kind == "card" or res.id in covered)):
             continue
         template = CARD_PROMPT if chunk.source_kind == "card" else PASSAGE_PROMPT
         text = " ".join(chunk.text.split()[:PASSAGE_WORDS])
@@ -253,6 +257,8 @@ def main() -> int:
     p.add_argument("--per-resource", type=int, default=PER_RESOURCE)
     p.add_argument("--questions", type=int, default=QUESTIONS)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--skip-covered", type=Path, help="an existing set: write prompts only for page passages of "
+                   "resources it has no passage questions for (pages new to the archive)")
     p = sub.add_parser("generate", help="run the chat model over the prompts")
     p.add_argument("--prompts", type=Path, required=True)
     p.add_argument("--model", type=Path, required=True, help="the GGUF file")
