@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from assistant.fragments import cite_link
 from core.records import place_label
 
 
@@ -26,10 +27,21 @@ class Citation:
     quote: str = ""  # the page sentence that supports the answer (the link's text fragment)
     page: int | None = None  # PDF page of the quote, when known
     read: bool = False  # the learner marked this resource read
+    source_url: str = ""  # the page the passage and quote come from, when not `url` (an arXiv PDF, a later part)
+    page_text: bool = True  # False: the passage is the catalog card, not page text (no sentence to point at)
 
     @property
     def place(self) -> str:
         return place_label(self.topic, self.section, self.tier)
+
+    @property
+    def link(self) -> str:
+        """The source link: the page scrolled to the supporting sentence (a text fragment of `quote`, else of
+        the passage's first sentence), a PDF at its `page`; the plain URL when there is no page text."""
+        url = self.source_url or self.url
+        if not self.page_text:
+            return url
+        return cite_link(url, self.quote, self.passage, self.page)
 
 
 @dataclass
