@@ -47,6 +47,7 @@ _MARKER = re.compile(r"\[(\d{1,2})\]")
 WEAK_NOTE = "weak match: the guide's closest sources may not answer this exactly"
 NOT_ANSWERED = "The indexed page text does not answer this directly."
 NO_TEXT_NOTE = "the top resources have no indexed page text; the answer points at them"
+FAR_NOTE = "the indexed passages found are not about the question; the answer points at the guide's resources"
 DECLINED_NOTE = "the model found no answer in these passages; the answer points at the guide's resources"
 UNSUPPORTED_NOTE = "no generated sentence was supported by the passages; the answer points at the guide's resources"
 PROMPT_OVERHEAD_TOKENS = 16  # "Question:", the turn's end and the assistant's start around the evidence
@@ -138,8 +139,9 @@ class Assistant:
         budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(
             cfg, self.speed.rate(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
         evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
-        if not evidence.sources:
-            answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=NO_TEXT_NOTE)
+        if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
+            note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
+            answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=note)
             yield AnswerEvent("sources", answer)
             yield AnswerEvent("final", answer)
             return

@@ -126,7 +126,10 @@ def split_claims(text: str) -> list[Claim]:
         claims.extend(Claim(p.strip(), list(cited)) for p in parts if p.strip(" .!?"))
     rest = text[pos:].strip()
     if rest.strip(" .!?"):
-        claims.append(Claim(rest, []))
+        parts = split_sentences(rest) or [rest]
+        if len(" ".join(parts).split()) < len(rest.split()):
+            parts = [rest]
+        claims.extend(Claim(p.strip(), []) for p in parts if p.strip(" .!?"))
     return claims
 
 
@@ -318,8 +321,7 @@ class Verifier:
                 continue
             claim.corrected = chosen not in claim.cited
             claim.sources = [chosen]
-            sentence_units = [(float(sims[i]), u) for i, (n, u, single) in enumerate(units) if n == chosen and single]
-            claim.quote = max(sentence_units)[1] if sentence_units else ""
+            claim.quote = self._quote(claim.text, sims, units, chosen, evidence)
             if max_sentences is not None and len(kept) >= max_sentences:
                 continue
             kept.append(claim)
@@ -343,6 +345,18 @@ class Verifier:
             have = stems(s.text + " " + s.resource.title)
             out[s.n] = (cos, len(new_words & have) / len(new_words) if new_words else 0.0)
         return out
+
+    @staticmethod
+    def _quote(text: str, sims: np.ndarray, units: list[tuple[int, str, bool]], n: int, evidence: Evidence) -> str:
+        """The single evidence sentence of source `n` that holds most of what the claim adds (cosine plus the
+        share of its new content words), the sentence a citation link lands on."""
+        new_words = stems(text) - stems(evidence.question)
+        best = (-1.0, "")
+        for i, (source, unit, single) in enumerate(units):
+            if source == n and single:
+                share = len(new_words & stems(unit)) / len(new_words) if new_words else 0.0
+                best = max(best, (float(sims[i]) + share, unit))
+        return best[1]
 
     def support_scores(self, text: str, evidence: Evidence) -> tuple[float, float, bool]:
         """The best source's (cosine, lexical) for one sentence, and whether that source holds its numbers and

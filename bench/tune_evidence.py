@@ -60,7 +60,9 @@ def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]
     return out
 
 
-def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int) -> tuple[float, float]:
+def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int, closest: list[float] | None = None) -> tuple[float, float]:
+    """(share with a sentence of the question's own passage picked, share with its resource among the sources);
+    `closest` collects each question's best picked cosine (how near answerable questions' evidence comes)."""
     from assistant.evidence import passages_by_mmr
 
     source = gold = 0
@@ -75,6 +77,8 @@ def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int) -> tuple[f
         sub = [d["pool"][i] for i in idx]
         picked = passages_by_mmr(sub, rel, d["vecs"][idx], [d["cost"][i] for i in idx], d["title_cost"], cfg, budget)
         chosen = [sub[i] for i in picked]
+        if closest is not None and picked:
+            closest.append(float(d["cos"][idx][picked].max()))
         q = d["q"]
         gold += any(d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
         source += any(c.chunk_id == q["source_chunk"] for c in chosen)
@@ -118,6 +122,10 @@ def main() -> None:
     report["chosen"] = [p, score(data, p, args.budget)]
     report["holdout"] = {"questions": len(held_data), "chosen": score(held_data, p, args.budget)}
     report["budgets_holdout"] = {b: score(held_data, p, b) for b in (120, 170, 220, 300, 450, 700, 1000, 1400)}
+    closest: list[float] = []
+    score(held_data, p, args.budget, closest)
+    report["closest_cosine_holdout_percentiles"] = {
+        q: round(float(np.percentile(closest, q)), 3) for q in (1, 2, 5, 10, 25, 50)} if closest else {}
     print(json.dumps(report, indent=2))
 
 

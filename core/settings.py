@@ -83,6 +83,14 @@ class ChunkSettings(BaseModel):
         256, ge=0,
         description="Estimated word-pieces of context header + chunk the embedder reads; 0: count words only",
     )
+    card_inlinks: int = Field(
+        8, ge=0,
+        description="A resource with no page text gets up to this many links' anchor and sentence from crawled "
+        "pages that link to it on its card chunk (ingest/inlinks.py); 0: off",
+    )
+    card_neighbours: int = Field(
+        0, ge=0, description="... and the titles and notes of this many list entries on each side in its section",
+    )
 
 
 class EmbedSettings(BaseModel):
@@ -225,10 +233,10 @@ class LLMSettings(BaseModel):
         description="At most this many sentences of a generated answer are kept (the prompt asks for 2-4; each "
         "costs ~2 s of generation on 2 cores)",
     )
-    evidence_resources: int = Field(5, ge=1, description="Top resources whose passages feed the evidence")
+    evidence_resources: int = Field(3, ge=1, description="Top resources whose passages feed the evidence")
     evidence_neighbours: bool = Field(
-        True, description="Also read the chunks around each matched passage, so a passage can continue across a "
-        "chunk boundary",
+        False, description="Also read the chunks around each matched passage (no gain on the synthetic folds, "
+        "twice the sentences to embed)",
     )
     evidence_tokens: int = Field(
         220, ge=40,
@@ -240,7 +248,7 @@ class LLMSettings(BaseModel):
         1400, ge=40, description="... nor above this (with the fixed prompt and the answer it must fit context_tokens)"
     )
     first_token_target_s: float = Field(
-        2.2, gt=0,
+        2.5, gt=0,
         description="The evidence budget is what the backend evaluates in this many seconds at its measured prompt "
         "speed, so the first token comes within ~3 s on 2 CPU cores and a GPU reads much more context",
     )
@@ -250,17 +258,18 @@ class LLMSettings(BaseModel):
         "(remembered in the data dir), starting from evidence_tokens",
     )
     evidence_context_span: float = Field(
-        0.12, ge=0,
+        0.06, ge=0,
         description="A picked sentence brings a neighbouring sentence whose relevance is within this of its own "
         "(the sentence before it always when it opens by referring back)",
     )
     evidence_max_sentences: int = Field(40, ge=1, description="At most this many evidence sentences (the budget binds first)")
-    evidence_lexical_weight: float = Field(0.3, ge=0, description="Weight of question-term overlap next to cosine")
+    evidence_lexical_weight: float = Field(0.8, ge=0, description="Weight of question-term overlap next to cosine")
     evidence_rank_weight: float = Field(0.1, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
     evidence_mmr_lambda: float = Field(
         0.75, gt=0, le=1,
         description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
-        "(the question's own passage among the picks), see bench/tune_evidence.py",
+        "(the question's own passage among the picks), see bench/tune_evidence.py and "
+        "docs/measurements/evidence_tuning.json",
     )
     evidence_relevance_span: float = Field(
         1.0, gt=0, description="Never pick a sentence whose relevance is this far below the best one's"
@@ -271,6 +280,10 @@ class LLMSettings(BaseModel):
     verify_min_lexical: float = Field(
         0.5, description="... and at least this share of its new content words (not in the question) occur in the "
         "cited evidence or title"
+    )
+    answer_min_cosine: float = Field(
+        0.3, description="Below this cosine between the question and its closest evidence sentence the passages are "
+        "not about the question: no answer is written from them, the answer points at the guide's resources"
     )
     pointer_min_cosine: float = Field(
         0.5, description="When no generated sentence holds, the closest passage is quoted beside the pointers only "
@@ -416,6 +429,11 @@ class Settings(BaseSettings):
     @property
     def store_file(self) -> Path:
         return self.home / "store.sqlite3"
+
+    @property
+    def inlinks_file(self) -> Path:
+        """Outgoing links of the crawled pages (ingest/inlinks.py), for card-only resources' cards."""
+        return self.home / "inlinks.json"
 
     @property
     def index_dir(self) -> Path:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
-from assistant.chain import Assistant, Query, is_next_question
+from assistant.chain import NOT_ANSWERED, Assistant, Query, is_next_question
 from assistant.followup import Turn
 from assistant.profile import Profile
 from core.records import Chunk, Resource
@@ -139,3 +139,42 @@ def test_prompt_injection_in_a_page_changes_neither_format_nor_citations(assista
     for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", answer.text.strip()):
         assert re.search(r"\[\d+\][.!?]$", sentence), sentence
     assert markers(answer.text) == {c.n for c in answer.citations}
+
+
+@pytest.fixture(scope="module")
+def card_only_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    """The fixture corpus plus a resource whose page could not be fetched: only its catalog card is indexed."""
+    from ingest.cards import card_chunk
+
+    home = tmp_path_factory.mktemp("card-only-home")
+    settings = make_settings(home)
+    chunks, resources = load_corpus()
+    walled = replace(resources[0], id="walled-post", title="Register Pressure and Occupancy Notes",
+                     url="https://example.org/walled", note="Register pressure, spills and occupancy",
+                     position=len(resources))
+    build(settings, [*chunks, card_chunk(walled)], [*resources, walled])
+    return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+
+
+def test_when_no_page_text_answers_the_answer_says_so_and_points_at_the_guides_resources(card_only_assistant):
+    answer = card_only_assistant.ask(Query("register pressure, spills and occupancy notes", backend="extractive"))
+    assert answer.text.startswith(NOT_ANSWERED)
+    walled = next(c for c in answer.citations if c.resource_id == "walled-post")
+    assert f"Register Pressure and Occupancy Notes ({walled.place}; catalog card only, page text not indexed) [{walled.n}]" in answer.text
+
+
+def test_a_card_sentence_is_never_quoted_as_a_claim_about_the_subject(assistant):
+    answer = assistant.ask(Query("How does FlashAttention avoid writing the attention matrix to HBM?", backend="extractive"))
+    assert "in the guide's" not in answer.text and " is a Tier " not in answer.text
+
+
+def test_citations_carry_the_sentence_they_land_on_and_the_read_mark(assistant):
+    answer = assistant.ask(Query("How does FlashAttention avoid writing the attention matrix to HBM?", backend="extractive"))
+    first = answer.citations[0]
+    assert first.quote and first.quote in first.passage
+    assistant.profile.set_read(first.resource_id, True)
+    try:
+        again = assistant.ask(Query("How does FlashAttention avoid writing the attention matrix to HBM?", backend="extractive"))
+        assert next(c for c in again.citations if c.resource_id == first.resource_id).read
+    finally:
+        assistant.profile.set_read(first.resource_id, False)

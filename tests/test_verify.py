@@ -7,12 +7,17 @@ from fixtures.index.corpus import embedder, load_corpus
 
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.verify import (
+    BORROWED,
     CUT_OFF,
+    DANGLING,
     DECLINED,
     NO_SOURCE,
     RESTATES,
     UNSUPPORTED,
     Verifier,
+    missing_facts,
+    names,
+    numbers,
     split_claims,
     strip_control,
 )
@@ -105,3 +110,60 @@ def test_control_tokens_never_reach_the_text():
 def test_a_sentence_that_only_restates_the_question_is_no_answer(verifier, evidence):
     verdict = verifier.check("FlashAttention avoids writing the attention matrix to HBM [1].", evidence)
     assert not verdict.kept and verdict.dropped[0].reason == RESTATES
+
+
+# --- freely written answers: post-hoc attribution -----------------------------------------------------------
+
+
+def test_a_sentence_without_a_marker_is_attributed_to_the_source_that_supports_it(verifier, evidence):
+    verdict = verifier.attribute("It splits queries, keys and values into blocks that fit in on-chip SRAM.", evidence)
+    assert [c.sources for c in verdict.kept] == [[1]]
+
+
+def test_a_wrong_marker_is_replaced_by_the_supporting_source(verifier, evidence):
+    verdict = verifier.attribute("PagedAttention stores the key and value cache in fixed-size blocks [1].", evidence)
+    assert [c.sources for c in verdict.kept] == [[2]]
+    assert verdict.kept[0].corrected
+
+
+def test_a_kept_sentence_carries_the_evidence_sentence_that_supports_it(verifier, evidence):
+    verdict = verifier.attribute("FlashAttention uses an online softmax over blocks that fit in SRAM [1].", evidence)
+    assert verdict.kept[0].quote == FLASH[1]
+
+
+def test_a_number_its_passage_does_not_hold_drops_the_sentence(verifier, evidence):
+    verdict = verifier.attribute("FlashAttention splits queries, keys and values into 128 blocks in SRAM [1].", evidence)
+    assert not verdict.kept
+    assert verdict.dropped[0].reason == BORROWED.format(facts="128")
+
+
+def test_a_name_taken_from_the_question_needs_no_passage(verifier, evidence):
+    verdict = verifier.attribute("With FlashAttention, queries, keys and values are split into blocks that fit in "
+                                 "on-chip SRAM [1].", evidence)
+    assert verdict.kept
+
+
+def test_a_sentence_that_only_points_at_a_source_is_dropped(verifier, evidence):
+    verdict = verifier.attribute("An example of blocks that fit in on-chip SRAM is [1].", evidence)
+    assert [d.reason for d in verdict.dropped] == [DANGLING]
+
+
+def test_a_free_sentence_cut_off_by_the_length_limit_is_dropped(verifier, evidence):
+    verdict = verifier.attribute("FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1]. "
+                                 "It then uses an online", evidence)
+    assert [d.reason for d in verdict.dropped] == [CUT_OFF]
+
+
+def test_at_most_the_configured_number_of_sentences_is_kept(verifier, evidence):
+    text = ("FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM. "
+            "PagedAttention stores the key and value cache in fixed-size blocks.")
+    assert len(verifier.attribute(text, evidence, max_sentences=1).kept) == 1
+
+
+def test_numbers_and_names_are_read_as_written():
+    assert numbers("It reached 36.9x on 1,024 tokens.") == {"36.9", "1024"}
+    assert names("FlashAttention-2 runs on the H100 with FP8, said Tri Dao.") >= {"FlashAttention-2", "H100", "FP8", "Tri", "Dao"}
+
+
+def test_a_plural_acronym_matches_its_singular():
+    assert missing_facts("Both run on GPUs.", "It runs on one GPU.") == []

@@ -1,0 +1,91 @@
+"""Evidence is page text in passages: what is a candidate, how a pick brings its context, and how picks of one
+page become one passage (real embedder and FAISS on the fixture corpus where a searcher is needed)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from fixtures.index.corpus import build, load_corpus, make_settings, searcher
+
+from assistant.evidence import (
+    EvidenceSelector,
+    EvidenceSentence,
+    EvidenceSource,
+    introduces,
+    passages_by_mmr,
+    refers_back,
+)
+from core.records import Chunk
+from core.settings import LLMSettings
+from index.records import ResourceHit
+
+CFG = SimpleNamespace(evidence_mmr_lambda=1.0, evidence_relevance_span=0.3, evidence_max_sentences=40,
+                      evidence_context_span=0.1)
+
+
+def sentences(*texts: str) -> list[EvidenceSentence]:
+    return [EvidenceSentence(t, 0, (0, i), 0.0, "page:0", i) for i, t in enumerate(texts)]
+
+
+def pick(pool: list[EvidenceSentence], relevance: list[float], budget: int = 1000) -> list[int]:
+    vecs = np.eye(len(pool), dtype=np.float32)  # no redundancy between sentences
+    return passages_by_mmr(pool, np.array(relevance), vecs, [10] * len(pool), [5], CFG, budget)
+
+
+@pytest.fixture(scope="module")
+def selector(tmp_path_factory: pytest.TempPathFactory) -> EvidenceSelector:
+    settings = make_settings(tmp_path_factory.mktemp("evidence-home"))
+    build(settings)
+    return EvidenceSelector(searcher(settings))
+
+
+def test_catalog_cards_are_never_evidence(selector):
+    hits = selector.searcher.search("How does FlashAttention avoid writing the attention matrix to HBM?", k=5)
+    pool = selector.candidates(hits)
+    assert pool and not any(c.chunk_id.endswith(":card") for c in pool)
+    card_only = [h for h in hits if all(c.source_kind == "card" for c, _ in h.passages)]
+    assert all(c.resource_rank != hits.index(h) for h in card_only for c in pool)
+
+
+def test_a_resource_known_only_by_its_card_gives_no_evidence(selector):
+    res = load_corpus()[1][0]
+    card = Chunk(chunk_id=f"{res.id}:card", resource_id=res.id, url=res.url, heading_path=(), start=0, end=80,
+                 text=f"{res.title} is a Tier 1 blog post on tiling attention through on-chip SRAM memory.",
+                 context=res.title, source_kind="card")
+    assert selector.select("How is attention tiled?", [ResourceHit(res, 1.0, [(card, 1.0)])], LLMSettings()).sources == []
+
+
+def test_a_pick_that_refers_back_brings_the_sentence_before_it():
+    pool = sentences("Warps read global memory in 32-byte sectors.", "This is why coalesced reads are fast.",
+                     "Unrelated closing words about the blog.")
+    assert pick(pool, [0.2, 0.9, 0.1]) == [0, 1]
+
+
+def test_a_neighbour_nearly_as_relevant_as_the_pick_comes_with_it():
+    pool = sentences("Tiles are staged in shared memory.", "Each tile is reused by every thread of the block.",
+                     "The post ends with a benchmark table.")
+    assert pick(pool, [0.55, 0.9, 0.85]) == [1, 2]
+
+
+def test_context_is_left_out_when_the_budget_has_no_room():
+    pool = sentences("Warps read global memory in 32-byte sectors.", "This is why coalesced reads are fast.")
+    assert pick(pool, [0.2, 0.9], budget=15) == [1]
+
+
+def test_sentences_far_below_the_best_are_never_picked_for_themselves():
+    pool = sentences("A relevant sentence about tensor cores.", "Filler.", "More filler words here.")
+    assert pick(pool, [0.9, 0.0, 0.05]) == [0]
+
+
+def test_neighbouring_picks_of_one_page_form_one_passage():
+    picked = sentences("First fact.", "Second fact.", "Third fact.", "Fourth fact.")
+    source = EvidenceSource(1, ResourceHit(load_corpus()[1][0], 1.0), [picked[0], picked[1], picked[3]])
+    assert source.passages == ["First fact. Second fact.", "Fourth fact."]
+
+
+def test_lead_ins_and_referring_openers_are_recognised():
+    assert introduces("And we call it like so:")
+    assert not introduces("The kernel is memory bound.")
+    assert refers_back("However, the cache is small.") and not refers_back("The cache is small.")
