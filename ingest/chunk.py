@@ -359,9 +359,13 @@ def chunk_document(doc: Document, resource: Resource, settings: ChunkSettings | 
     def context_for(path: tuple[str, ...]) -> str:
         return context_header(resource, path, doc.title)
 
+    paged = doc.source_kind == "pdf" and "\f" in doc.text
     chunks = []
     for ordinal, span in enumerate(split_spans(doc.text, settings, context_for)):
         text = doc.text[span.start : span.end]
+        extra: dict[str, object] = {"ordinal": ordinal, "words": count_words(text), "doc_title": doc.title}
+        if paged:  # the PDF page the chunk starts on: pages are separated by a form feed (ingest/extract.py)
+            extra["page"] = 1 + doc.text.count("\f", 0, span.start)
         chunks.append(
             Chunk(
                 chunk_id=make_chunk_id(resource.id, doc, ordinal, text),
@@ -373,7 +377,7 @@ def chunk_document(doc: Document, resource: Resource, settings: ChunkSettings | 
                 text=text,
                 context=context_for(span.path),
                 source_kind=doc.source_kind,
-                extra={"ordinal": ordinal, "words": count_words(text), "doc_title": doc.title},
+                extra=extra,
             )
         )
     return chunks

@@ -30,6 +30,9 @@ from core.settings import ChunkSettings
 log = logging.getLogger(__name__)
 
 EXTRACTOR_VERSION = "1"
+# Between the pages of a PDF's text (empty pages too): a form feed, then a paragraph break, so chunking still
+# splits there and a chunk's page is 1 + the form feeds before it (ingest/chunk.py, assistant/fragments.py).
+PAGE_BREAK = "\f\n\n"
 
 _USABLE_STATUSES = ("ok", "not-modified")  # a 304 result carries the archived body
 _TEXT_TYPES = {"text/markdown", "text/x-markdown", "text/plain", "text/x-rst", "text/prs.fallenstein.rst"}
@@ -236,7 +239,7 @@ def extract_html(html: str, url: str = "") -> _Page | None:
 
 
 def extract_pdf(body: bytes, url: str = "", max_pages: int = 500) -> _Page | None:
-    """Text of a PDF, page by page. Any parser error means no document, never an exception."""
+    """Text of a PDF, its pages separated by PAGE_BREAK. Any parser error means no document, never an exception."""
     from pypdf import PdfReader
 
     try:
@@ -251,7 +254,7 @@ def extract_pdf(body: bytes, url: str = "", max_pages: int = 500) -> _Page | Non
     except Exception as exc:  # pypdf raises many types on broken files; all mean 'unreadable'
         log.info("%s: unreadable PDF (%s: %s)", url, exc.__class__.__name__, exc)
         return None
-    text = "\n\n".join(re.sub(r"[ \t]+\n", "\n", p).strip() for p in pages if p.strip())
+    text = PAGE_BREAK.join(re.sub(r"[ \t]+\n", "\n", p.replace("\f", " ")).strip() for p in pages).strip(" \t\n")
     return _Page(text=text, title=title.strip(), authors=authors.strip())
 
 
