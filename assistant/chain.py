@@ -284,13 +284,18 @@ class Assistant:
         read = self._read_ids()
         for n, hit in enumerate(listed, start=1):
             res = hit.resource
-            page = next((c.text for c, _ in hit.passages if c.source_kind != "card"), "")
-            near = closest[1].text if closest is not None and closest[0].resource.id == res.id else ""
+            page = next((c for c, _ in hit.passages if c.source_kind != "card"), None)
+            near = closest[1] if closest is not None and closest[0].resource.id == res.id else None
+            near_chunk = self.selector.chunk(near.chunk_id) if near is not None else None
+            shown = near_chunk or page
             citations.append(Citation(
                 n=n, resource_id=res.id, title=res.title, url=res.url, topic=res.topic, section=res.section,
                 tier=res.tier, list_url=self.settings.catalog.list_url + res.list_anchor,
-                passage=near or page or card_sentence(res), score=round(float(hit.confidence or hit.score), 4),
-                kind=res.kind, quote=near, read=res.id in read,
+                passage=near.text if near is not None else page.text if page is not None else card_sentence(res),
+                score=round(float(hit.confidence or hit.score), 4), kind=res.kind,
+                quote=near.text if near is not None else "", read=res.id in read, page_text=shown is not None,
+                source_url=shown.url if shown is not None else "",
+                page=shown.extra.get("page") if shown is not None else None,
             ))
         if closest is not None:
             n = next((c.n for c in citations if c.resource_id == closest[0].resource.id), None)
@@ -330,12 +335,15 @@ class Assistant:
         source = evidence.source(source_n)
         assert source is not None
         hit, res = source.hit, source.resource
-        best = max(source.sentences, key=lambda x: x.relevance).text if source.sentences else ""
+        best = max(source.sentences, key=lambda x: x.relevance)
+        quoted = next((x for x in source.sentences if x.text == quote_text), best)
+        chunk = self.selector.chunk(quoted.chunk_id)
         return Citation(
             n=n, resource_id=res.id, title=res.title, url=res.url, topic=res.topic, section=res.section,
             tier=res.tier, list_url=self.settings.catalog.list_url + res.list_anchor, passage=source.text,
-            score=round(float(hit.confidence or hit.score), 4), kind=res.kind, quote=quote_text or best,
-            read=res.id in self._read_ids(),
+            score=round(float(hit.confidence or hit.score), 4), kind=res.kind, quote=quoted.text,
+            read=res.id in self._read_ids(), source_url=chunk.url if chunk is not None else "",
+            page=chunk.extra.get("page") if chunk is not None else None,
         )
 
     def _abstain(self, query: Query, standalone: str, hits: list[ResourceHit], backend: str = "") -> Answer:

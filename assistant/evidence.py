@@ -161,6 +161,13 @@ class EvidenceSelector:
                 nxt = page[i + 1].chunk_id if i + 1 < len(page) else None
                 self._neighbours[c.chunk_id] = (prev, nxt)
 
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        """The stored chunk an evidence sentence came from (its page URL, its PDF page)."""
+        if self._by_id is None:
+            self._index_chunks()
+        assert self._by_id is not None
+        return self._by_id.get(chunk_id)
+
     def _page_chunks(self, hit: ResourceHit, neighbours: bool) -> list[Chunk]:
         if self._neighbours is None or self._by_id is None:
             self._index_chunks()
