@@ -44,23 +44,26 @@ def card_document(resource: Resource) -> Document:
     )
 
 
-def card_chunk(resource: Resource) -> Chunk:
+def card_chunk(resource: Resource, enrichment: str = "") -> Chunk:
     """The card as one chunk. Its context is empty: the card text already says all a header would,
-    and repeating it would double-count the title in BM25."""
+    and repeating it would double-count the title in BM25. `enrichment` (ingest/inlinks.py: what linking
+    pages and the list's neighbours say, for a resource with no page text) is appended to the chunk only, so
+    the card document, and its hash that catalog refreshes compare, stays the list entry alone."""
     doc = card_document(resource)
+    text = f"{doc.text}\n{enrichment}" if enrichment else doc.text
     return Chunk(
         chunk_id=f"{resource.id}:card",
         resource_id=resource.id,
         url=resource.url,
         heading_path=(),
         start=0,
-        end=len(doc.text),
-        text=doc.text,
+        end=len(text),
+        text=text,
         context="",
         source_kind=CARD_KIND,
-        extra={"ordinal": 0, "words": len(doc.text.split()), "doc_title": resource.title},
+        extra={"ordinal": 0, "words": len(text.split()), "doc_title": resource.title},
     )
 
 
-def card_chunks(resources: list[Resource]) -> list[Chunk]:
-    return [card_chunk(r) for r in resources]
+def card_chunks(resources: list[Resource], enrichment: dict[str, str] | None = None) -> list[Chunk]:
+    return [card_chunk(r, (enrichment or {}).get(r.id, "")) for r in resources]

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from core.records import Chunk, Document, FetchResult, Resource
 from core.settings import Settings
 from ingest.cards import card_chunks, card_document
+from ingest.inlinks import card_enrichment, update_links
 from ingest.chunk import CHUNKER_VERSION, chunk_document, chunker_key
 from ingest.extract import body_hash, dedupe_documents, extract
 from ingest.fetch import crawl_sync
@@ -142,14 +143,23 @@ def run_ingest(
         row.chunks = len(page_chunks.get((row.resource_id, row.url), [])) if (row.resource_id, row.url) in kept_keys else 0
     # Replace what this run saw; a page that failed this time keeps last run's text (nothing is lost),
     # and resources no longer in the catalog are dropped.
-    stored = {d.resource_id for d in store.documents()}
+    stored_docs = store.documents()
+    stored = {d.resource_id for d in stored_docs}
     fetched_ok = {r.resource_id for r in fetched if r.status in ("ok", "not-modified")}
     replaced = {r.id for r in targets if r.id in fetched_ok or r.id not in stored}
     if only is None:
         replaced |= stored - set(by_id)
     kept = [d for d in kept if d.resource_id in replaced]
     page_chunk_list = [c for c in page_chunk_list if c.resource_id in replaced]
-    cards = card_chunks([r for r in resources if r.id in replaced])
+    # Card-only resources (no page text, now or kept from before) get what linking pages say on their card;
+    # all of them are re-carded, since a page fetched in this run may be the one that links to them.
+    pages = update_links(settings.inlinks_file, fetched, set(by_id))
+    stored_pages = {d.resource_id for d in stored_docs if d.source_kind != "card"}
+    card_only = set(by_id) - {d.resource_id for d in kept} - (stored_pages - replaced)
+    replaced |= card_only
+    enrichment = card_enrichment(pages, resources, card_only, settings.chunk.card_inlinks,
+                                 settings.chunk.card_neighbours)
+    cards = card_chunks([r for r in resources if r.id in replaced], enrichment)
     info = store.replace_run(
         kept + [card_document(r) for r in resources if r.id in replaced],
         page_chunk_list + cards,

@@ -16,6 +16,7 @@ from core.records import Chunk, Document, Resource
 from core.settings import Settings
 from ingest.cards import CARD_KIND, card_chunk, card_document
 from ingest.chunk import chunk_document
+from ingest.inlinks import stored_enrichment
 from ingest.store import ChunkStore
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ def refresh_from_catalog(settings: Settings, resources: list[Resource]) -> Catal
     result = CatalogRefresh(removed=sorted(stored_ids - set(catalog)))
     put_docs: list[Document] = []
     put_chunks: list[Chunk] = []
+    enrichment = stored_enrichment(settings.inlinks_file, resources, set(catalog) - set(pages),
+                                   settings.chunk.card_inlinks, settings.chunk.card_neighbours)
     for res in resources:
         card = card_document(res)
         old = cards.get(res.id)
@@ -66,7 +69,7 @@ def refresh_from_catalog(settings: Settings, resources: list[Resource]) -> Catal
             put_docs.append(page)
             put_chunks.extend(chunk_document(page, res, settings.chunk))
             result.rechunked_pages += 1
-        put_chunks.append(card_chunk(res))
+        put_chunks.append(card_chunk(res, enrichment.get(res.id, "")))
     if not result.empty:
         store.replace_resources(put_docs, put_chunks, result.added + result.changed, dropped=result.removed)
         log.info("%s", result.summary())
