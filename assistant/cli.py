@@ -351,8 +351,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  - {d.text} ({d.reason})")
         print()
     for c in answer.citations:
-        note = "" if c.cited else " (read for this answer, not cited by it)"
-        print(f"[{c.n}] {c.title} — {c.place}{note}\n    {c.url}\n    in the list: {c.list_url}")
+        note = ("" if c.cited else " (read for this answer, not cited by it)") + (" ✓ read" if c.read else "")
+        print(f"[{c.n}] {c.title} — {c.place}{note}\n    {c.link or c.url}\n    in the list: {c.list_url}")
     return 0
 
 

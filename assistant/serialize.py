@@ -64,10 +64,12 @@ def search_dict(query: str, outcome: str, scope_probability: float, hits: list[A
 
 
 def answer_dict(answer: Answer) -> dict[str, Any]:
-    """Every field of the `Answer` record, each citation with its `place` in the list added."""
+    """Every field of the `Answer` record, each citation with its `place` in the list and its `link` (the page
+    scrolled to the supporting sentence; `url` stays the plain page) added."""
     data = asdict(answer)
     for cite, out in zip(answer.citations, data["citations"], strict=True):
         out["place"] = cite.place
+        out["link"] = cite.link
     return data
 
 

@@ -134,8 +134,36 @@ def test_rendering_escapes_by_default_and_fails_loudly_on_a_missing_value() -> N
 
 def test_answer_text_keeps_its_citation_links_and_line_breaks_but_no_markup_of_its_own() -> None:
     html = str(render.text_with_links(f"{SCRIPT} tiles [1] and [7].\nNext", evil_answer().citations))
-    assert html.startswith("&lt;script&gt;alert(1)&lt;/script&gt; tiles <a class=\"gg-ref\" href=\"https://example.org/warp\"")
+    assert html.startswith("&lt;script&gt;alert(1)&lt;/script&gt; tiles <a class=\"gg-ref\" href=\"https://example.org/warp#:~:text=")
     assert "and [7].<br>Next" in html  # a marker with no source stays text
+
+
+def test_a_citations_quote_is_escaped_in_the_sources_and_its_link_carries_it_percent_encoded() -> None:
+    answer = evil_answer()
+    answer.citations[0].quote = f"Tiles {SCRIPT} fit, in short - and {BREAKOUT} more words follow here."
+    html = render.render_answer(answer)
+    assert "Supporting sentence" in html and "&lt;script&gt;" in html
+    parsed = Tags(html)
+    assert "script" not in parsed.tags and not [a for a, _ in parsed.attrs if a.startswith("on")]
+    hrefs = [v for a, v in parsed.attrs if a == "href" and (v or "").startswith("https://example.org/warp")]
+    assert hrefs and all(v.startswith("https://example.org/warp#:~:text=Tiles%20%3Cscript%3E") for v in hrefs)
+
+
+def test_a_source_the_learner_marked_read_shows_the_read_mark_and_an_unread_one_does_not() -> None:
+    answer = evil_answer()
+    assert "gg-read-mark" not in render.render_sources(answer)
+    answer.citations[0].read = True
+    assert '<span class="gg-badge gg-read-mark" title="You marked this resource read">read</span>' in \
+        render.render_sources(answer)
+
+
+def test_an_answer_serialises_its_citations_link_quote_and_read_mark() -> None:
+    answer = evil_answer()
+    answer.citations[0].quote, answer.citations[0].read = "Warp tiles fit in shared memory.", True
+    cite = answer_dict(answer)["citations"][0]
+    assert cite["url"] == "https://example.org/warp"
+    assert cite["link"] == "https://example.org/warp#:~:text=Warp%20tiles%20fit%20in%20shared%20memory"
+    assert (cite["quote"], cite["read"]) == ("Warp tiles fit in shared memory.", True)
 
 
 def test_a_link_is_only_made_for_http_urls() -> None:
@@ -162,7 +190,8 @@ def test_an_answer_round_trips_through_json() -> None:
     answer = evil_answer()
     data = json.loads(json.dumps(answer_dict(answer)))
     assert data["citations"][0]["place"] == answer.citations[0].place
-    cites = [Citation(**{k: v for k, v in c.items() if k != "place"}) for c in data["citations"]]
+    assert data["citations"][0]["link"] == answer.citations[0].link
+    cites = [Citation(**{k: v for k, v in c.items() if k not in ("place", "link")}) for c in data["citations"]]
     back = Answer(**{**data, "citations": cites, "dropped": [Dropped(**d) for d in data["dropped"]]})
     assert back == answer
 

@@ -84,7 +84,7 @@ def test_a_question_gets_a_cited_answer_with_its_place_in_the_list(page: Page) -
     refs = answer.locator(".gg-answer a.gg-ref")
     assert refs.count() >= 1
     assert refs.first.inner_text() == "[1]"
-    assert refs.first.get_attribute("href") == "https://example.org/papers/flashattention"
+    assert refs.first.get_attribute("href").startswith("https://example.org/papers/flashattention#:~:text=")
     first = answer.locator(".gg-source").first
     assert first.locator("a.gg-title").inner_text().startswith("FlashAttention")
     place = first.locator("a.gg-place")
