@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 from assistant.app_state import IndexStatus, IngestJob, ProgressRow
 from assistant.backends import LABELS as BACKEND_LABELS
 from assistant.backends import BackendStatus
+from assistant.fragments import cite_link
 from assistant.plain import outcome_word, status_facts, when_text
 from assistant.snippets import snippet_html
 from assistant.records import Answer, Citation
@@ -107,7 +108,7 @@ def snippet(markdown: str, limit: int) -> Markup:
     return Markup(snippet_html(markdown, limit))
 
 
-ENV.globals.update(safe_url=safe_url, trim=trim, tier_label=tier_label, size=size, lines=lines, snippet=snippet,
+ENV.globals.update(safe_url=safe_url, cite_link=cite_link, trim=trim, tier_label=tier_label, size=size, lines=lines, snippet=snippet,
                    when_text=when_text, backend_label=lambda name: BACKEND_LABELS.get(name, name),
                    PASSAGE_CHARS=PASSAGE_CHARS, HIT_PASSAGE_CHARS=HIT_PASSAGE_CHARS)
 

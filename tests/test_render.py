@@ -166,6 +166,12 @@ def test_an_answer_serialises_its_citations_link_quote_and_read_mark() -> None:
     assert (cite["quote"], cite["read"]) == ("Warp tiles fit in shared memory.", True)
 
 
+def test_a_summarys_cited_passage_links_to_its_quoted_sentence() -> None:
+    cite = Cite(1, "warp-xss:0", "https://example.org/warp", "Tiles", 0, 10, "Warp tiles fit in shared memory.")
+    html = render.render_digest(Digest("warp-xss", "T", "summary", "generated", "hash", points=[Point("p", cite)]))
+    assert 'href="https://example.org/warp#:~:text=Warp%20tiles%20fit%20in%20shared%20memory"' in html
+
+
 def test_a_link_is_only_made_for_http_urls() -> None:
     assert render.safe_url(" https://a.org/x?y=1&z=2 ") == "https://a.org/x?y=1&amp;z=2"
     assert render.safe_url("javascript:alert(1)") == "" and render.safe_url("data:text/html,<b>") == ""
