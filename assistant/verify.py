@@ -22,6 +22,7 @@ out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,6 +211,16 @@ def dangles(claim: str) -> bool:
     return last in _DANGLING_ENDS
 
 
+def distinct(claims: list[Claim], vecs: np.ndarray) -> Iterator[tuple[Claim, np.ndarray]]:
+    """Each claim with its vector, a claim that repeats an earlier one (same terms) left out."""
+    seen: set[str] = set()
+    for claim, vec in zip(claims, vecs, strict=True):
+        key = " ".join(terms(claim.text))
+        if key not in seen:
+            seen.add(key)
+            yield claim, vec
+
+
 class Verifier:
     """Checks claims against one Evidence with the embedder that selected it."""
 
@@ -227,12 +238,7 @@ class Verifier:
         question_stems = stems(evidence.question)
         kept: list[Claim] = []
         dropped: list[Claim] = []
-        seen: set[str] = set()
-        for claim, vec in zip(claims, claim_vecs, strict=True):
-            key = " ".join(terms(claim.text))
-            if key in seen:
-                continue
-            seen.add(key)
+        for claim, vec in distinct(claims, claim_vecs):
             if _DECLINE.search(claim.text):
                 claim.reason = DECLINED
                 dropped.append(claim)
@@ -279,12 +285,7 @@ class Verifier:
         question_stems = stems(evidence.question)
         kept: list[Claim] = []
         dropped: list[Claim] = []
-        seen: set[str] = set()
-        for claim, vec in zip(claims, claim_vecs, strict=True):
-            key = " ".join(terms(claim.text))
-            if key in seen:
-                continue
-            seen.add(key)
+        for claim, vec in distinct(claims, claim_vecs):
             ended = bool(claim.cited) or claim.text.rstrip().endswith((".", "!", "?"))  # "... [1]." ended
             reason = ""
             if _DECLINE.search(claim.text):
