@@ -25,6 +25,7 @@ from langchain_core.runnables import RunnableLambda
 from assistant import prompt
 from assistant.evidence import Evidence, EvidenceSelector, card_sentence, estimate_tokens
 from assistant.extractive import extractive_answer, quote
+from assistant.fragments import page_of
 from assistant.followup import Resolved, Turn, Vocabulary, conversation_order, resolve
 from assistant.planner import (
     NextReads,
@@ -295,7 +296,7 @@ class Assistant:
                 score=round(float(hit.confidence or hit.score), 4), kind=res.kind,
                 quote=near.text if near is not None else "", read=res.id in read, page_text=shown is not None,
                 source_url=shown.url if shown is not None else "",
-                page=shown.extra.get("page") if shown is not None else None,
+                page=page_of(shown, near.text if near is not None else "") if shown is not None else None,
             ))
         if closest is not None:
             n = next((c.n for c in citations if c.resource_id == closest[0].resource.id), None)
@@ -343,7 +344,7 @@ class Assistant:
             tier=res.tier, list_url=self.settings.catalog.list_url + res.list_anchor, passage=source.text,
             score=round(float(hit.confidence or hit.score), 4), kind=res.kind, quote=quoted.text,
             read=res.id in self._read_ids(), source_url=chunk.url if chunk is not None else "",
-            page=chunk.extra.get("page") if chunk is not None else None,
+            page=page_of(chunk, quoted.text) if chunk is not None else None,
         )
 
     def _abstain(self, query: Query, standalone: str, hits: list[ResourceHit], backend: str = "") -> Answer:
