@@ -3,6 +3,7 @@ and the same retrieval. Prints one JSON object (`--out FILE` writes it too).
 
     .venv/bin/python bench/answer_quality.py [--home DIR] [--set bench/data/answer-eval.jsonl]
         [--sample N --seed S] [--pipelines product,naive] [--out docs/measurements/answer_quality.json]
+    .venv/bin/python bench/answer_quality.py --check-evidence   # every evidence string in its page's text?
 
 Pipelines, per question of the set (open learner questions written from the page text, each with 2-4 key
 points and the page sentence that supports each; bench/data/answer-eval.md says how it was written):
@@ -191,6 +192,16 @@ def score_answer(text: str, sources: dict[int, str], gold: set[int], points: lis
     }
 
 
+def evidence_problems(rows: list[dict[str, Any]], pages: dict[str, str]) -> list[str]:
+    """Key points whose evidence is not in the extracted text of the question's page (`pages`: resource id
+    to page text); whitespace and markdown escapes do not count."""
+    problems = []
+    for row in rows:
+        text = _normal(pages.get(row["resource_id"], ""))
+        problems += [f"{row['id']}: {kp['evidence'][:60]}" for kp in row["key_points"] if _normal(kp["evidence"]) not in text]
+    return problems
+
+
 # --- the two pipelines --------------------------------------------------------------------------------
 
 def is_gold(resource_id: str, url: str, q: dict[str, Any]) -> bool:
@@ -329,6 +340,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pipelines", default=",".join(PIPELINES))
     parser.add_argument("--out", help="also write the JSON report here")
+    parser.add_argument("--check-evidence", action="store_true", help="check the set's evidence against the page text, no LLM")
     args = parser.parse_args()
     pipelines = [p for p in args.pipelines.split(",") if p]
     if unknown := set(pipelines) - set(PIPELINES):
@@ -339,6 +351,17 @@ def main() -> None:
     from index.search import load_searcher
 
     settings = real_corpus_settings(args.home)
+    if args.check_evidence:
+        from ingest.store import ChunkStore
+
+        pages: dict[str, str] = {}
+        for doc in ChunkStore(settings.store_file).documents():
+            if doc.source_kind != "card":
+                pages[doc.resource_id] = pages.get(doc.resource_id, "") + "\n" + doc.text
+        rows = read_set(args.set, 0, 0)
+        write_report({"questions": len(rows), "key_points": sum(len(r["key_points"]) for r in rows),
+                      "evidence_missing": evidence_problems(rows, pages)}, None)
+        return
     settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"backend": "embedded"})})
     assistant = Assistant(settings, load_searcher(settings))
     embedder = assistant.searcher.embedder

@@ -145,3 +145,10 @@ def test_every_question_of_the_set_has_two_to_four_key_points_with_evidence(aq) 
         assert row["kind"] == "open" and row["gold"].startswith("http") and row["resource_id"]
         assert 2 <= len(row["key_points"]) <= 4, row["id"]
         assert all(kp["point"] and kp["evidence"] for kp in row["key_points"]), row["id"]
+
+
+def test_evidence_missing_from_its_page_is_reported_and_whitespace_or_escapes_do_not_matter(aq) -> None:
+    rows = [{"id": "q", "resource_id": "r", "key_points": [
+        {"point": "a", "evidence": "it achieves ~300 GFLOPs"}, {"point": "b", "evidence": "a sentence the page lacks"}]}]
+    pages = {"r": "When run on an A6000 it achieves \\~300\nGFLOPs on large matrices."}
+    assert aq.evidence_problems(rows, pages) == ["q: a sentence the page lacks"]
