@@ -124,8 +124,9 @@ class EmbedSettings(BaseModel):
 # The scope model (index/scope.py): a logistic model over evidence from a search's whole result list, fitted by
 # bench/calibrate_scope.py (its JSON output, with the folds and data it used, is under docs/measurements/).
 DEFAULT_SCOPE_WEIGHTS: dict[str, float] = {
-    "cos_top": 6.8714, "cos_top5": 6.245, "cos_spread": 8.0846, "agreement": 2.0748,
-    "known_share": 7.4287, "passage_cover": 9.9849, "unknown": -0.7551, "strong": 0.7774,
+    "cos_top": 5.0937, "cos_top5": 5.3344, "cos_spread": 2.3767, "agreement": -0.1994,
+    "known_share": 1.3128, "passage_cover": 13.5579, "unknown": -1.6041, "strong": 1.329,
+    "guide_cover": 3.6612,
 }
 
 
@@ -173,14 +174,14 @@ class IndexSettings(BaseModel):
         "synthetic questions never name authors; 0 and 0.1 differ by 0.0004 MRR@10 on them)",
     )
     abstain_threshold: float = Field(
-        0.0622,
+        0.058,
         ge=0,
         le=1,
         description="Out of scope (the only refusal) when the scope model's probability that the guide covers the "
         "question is below this; chosen by bench/calibrate_scope.py on held-out folds of our own questions",
     )
     weak_threshold: float = Field(
-        0.8049,
+        0.7937,
         ge=0,
         le=1,
         description="Answered but marked a weak match when the scope probability is below this (and not out of "
@@ -191,7 +192,7 @@ class IndexSettings(BaseModel):
         description="Log-odds weight of each scope feature (index/scope.py SCOPE_FEATURES); fitted by "
         "bench/calibrate_scope.py on synthetic in-scope and our own out-of-scope questions",
     )
-    scope_intercept: float = Field(-17.6391, description="The scope model's intercept (fitted with scope_weights)")
+    scope_intercept: float = Field(-13.0174, description="The scope model's intercept (fitted with scope_weights)")
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
 

@@ -6,7 +6,8 @@ plain, unfitted number that is comparable across queries.
 Per search, the outcome ("answer" / "weak" / "out_of_scope"), judged from the whole result list rather than one
 cosine: a logistic model over `SCOPE_FEATURES` (how close the dense top passages are and how peaked, whether BM25
 and the dense retriever agree on the resources, how much of the query's own words the corpus and the top
-passages know, specialised words nobody in the corpus uses). Its weights live in the settings
+passages know, specialised words nobody in the corpus uses, how much of the question's weight is in words the
+guide's own entries use: its subjects, not words a page mentions in passing). Its weights live in the settings
 (`index.scope_model`), fitted by `bench/calibrate_scope.py` on our synthetic in-scope questions and our own
 out-of-scope questions with grouped cross-validation; the thresholds on its probability
 (`index.abstain_threshold`, `index.weak_threshold`) come from the held-out folds of the same run.
@@ -34,6 +35,7 @@ from core.records import Chunk
 
 SCOPE_FEATURES = (
     "cos_top", "cos_top5", "cos_spread", "agreement", "known_share", "passage_cover", "unknown", "strong",
+    "guide_cover",
 )
 MAX_UNKNOWN = 2
 RARE_IDENTIFIER_DF = 3  # an identifier named by at most this many catalog entries is distinctive
@@ -56,6 +58,7 @@ class ScopeFeatures:
     passage_cover: float  # IDF-weighted share of the query's words found in one top passage (best of them)
     unknown: float  # specialised words nobody in the corpus uses (capped at MAX_UNKNOWN)
     strong: float  # 1 when a top hit matches on its own fields (catalog name, most of its title, a rare identifier)
+    guide_cover: float = 0.0  # IDF-weighted share of the query's words the guide's own entries use (subject words)
 
     def values(self) -> dict[str, float]:
         return {k: float(v) for k, v in asdict(self).items()}
@@ -83,6 +86,12 @@ class ScopeEstimator:
         self._idf_unseen = math.log(1 + 2 * max(bm25.n_docs, 1))
         self._token_ids: dict[str, int] = getattr(bm25.model, "vocab_dict", None) or {}
         self._postings = _postings(bm25)
+        # The guide's own words: what its entries (title, note, topic, section, tags) are about. A page may
+        # mention a word in passing (a spec table naming a display output); the list names its subjects.
+        self.guide_terms = {
+            t for r in fields.resources
+            for t in self.tokenizer(" ".join([r.title, r.note, r.topic, r.section, *r.tags]))
+        }
 
     def unknown_words(self, text: str) -> list[str]:
         """Specialised words of the query that nothing in the corpus mentions."""
@@ -160,6 +169,7 @@ class ScopeEstimator:
             for term in terms:
                 found += self.idf(term) * self._contains(term, top, chunks)
             cover = float(found.max()) / total_idf if len(top) else 0.0
+        guide = sum(self.idf(t) for t in terms if t in self.guide_terms) / total_idf if total_idf > 0 else 0.0
         cos_top = float(d_cos[0]) if len(d_cos) else 0.0
         tail = float(d_cos[min(SPREAD_DEPTH, len(d_cos)) - 1]) if len(d_cos) else 0.0
         return ScopeFeatures(
@@ -171,6 +181,7 @@ class ScopeEstimator:
             passage_cover=cover,
             unknown=float(min(len(self.unknown_words(query)), MAX_UNKNOWN)),
             strong=float(strong),
+            guide_cover=guide,
         )
 
 

@@ -79,6 +79,12 @@ def test_scope_evidence_sees_words_the_corpus_lacks_and_passages_that_cover_the_
     assert covered.cos_top > lacking.cos_top
 
 
+def test_guide_cover_weighs_the_questions_words_the_guides_own_entries_use(index: Searcher) -> None:
+    listed = index.scope_features(IN_SCOPE[0], [])
+    unlisted = index.scope_features(OUT_OF_SCOPE[1], [])
+    assert unlisted.guide_cover == 0.0 < 0.5 < listed.guide_cover <= 1.0
+
+
 def test_search_never_refuses_it_labels_a_weak_match(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GPUGUIDE_HOME", str(home))
     assert main(["search", OUT_OF_SCOPE[0], "--k", "3"]) == 0
