@@ -41,7 +41,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.records import Resource  # noqa: E402
-from core.text import STOP_WORDS  # noqa: E402
 
 log = logging.getLogger("synth_learners")
 
@@ -112,6 +111,13 @@ class LearnerState:
     style: list[str] = field(default_factory=list)
 
 
+def stop_words() -> frozenset[str]:
+    """The project's stop words (imported late: the generate step runs where only torch is installed)."""
+    from core.text import STOP_WORDS
+
+    return STOP_WORDS
+
+
 def catalog() -> list[Resource]:
     from ingest.catalog import load_catalog
 
@@ -166,7 +172,7 @@ def subjects(resources: list[Resource]) -> dict[str, set[str]]:
     topics_by_word: dict[str, set[str]] = defaultdict(set)
     for r in resources:
         for w in set(re.findall(r"[A-Za-z][A-Za-z0-9]+", r.title)):
-            if len(w) >= 3 and w.lower() not in STOP_WORDS and (w[0].isupper() or re.search(r"\d", w)):
+            if len(w) >= 3 and w.lower() not in stop_words() and (w[0].isupper() or re.search(r"\d", w)):
                 topics_by_word[w].add(r.topic)
     return {w: t for w, t in topics_by_word.items() if len(t) >= 2 and w not in NOT_SUBJECTS}
 
@@ -410,7 +416,7 @@ def _handles(resources: dict[str, Resource], unit: dict) -> set[str]:
         r = resources[rid]
         for text in (r.title, r.authors, r.section, r.topic, r.url.split("/")[2] if "://" in r.url else ""):
             for w in re.findall(r"[A-Za-z0-9]+", text):
-                if len(w) >= 3 and w.lower() not in STOP_WORDS:
+                if len(w) >= 3 and w.lower() not in stop_words():
                     out.add(w.lower()[:5])
         for acro in re.findall(r"\b[A-Z][A-Za-z]*[A-Z0-9]+[A-Za-z0-9]*\b", r.title):
             out.add(acro.lower()[:5])
