@@ -161,8 +161,9 @@ _DANGLING_ENDS = frozenset({
 
 
 def numbers(text: str) -> set[str]:
-    """The numbers of a text as written ("36.9", "1,024" → "1024"), version parts included."""
-    return {m.group(0).replace(",", "") for m in _NUMBER_FACT.finditer(text)}
+    """The numbers of a text as written ("36.9", "1,024" → "1024"), version parts included; citation
+    markers ("[2]") are not numbers of the text."""
+    return {m.group(0).replace(",", "") for m in _NUMBER_FACT.finditer(_MARKERS.sub(" ", text))}
 
 
 def names(text: str) -> set[str]:

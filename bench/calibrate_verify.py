@@ -10,8 +10,9 @@ then the packaged model, through the product's own prompt, restates
 * one sentence of a resource retrieved for the question but left out of the evidence (an **unsupported**
   claim: on the same subject, its fact is not in the evidence — what a model borrowing from memory writes).
 
-Each restatement is attributed against the question's evidence; its best source's (cosine, lexical share)
-and whether the number/name check passes are recorded once. The thresholds are chosen on folds other than
+Each restatement is scored against the question's evidence: its best source's (cosine, lexical share) and
+whether the number/name check passes (`--rows FILE` keeps the generated claims, so a later run re-scores them
+without the model). The thresholds are chosen on folds other than
 `--holdout` to maximise balanced accuracy (kept share of supported + dropped share of unsupported), and the
 held-out fold reports both shares with the chosen and with the current settings. Prints JSON.
 
@@ -43,25 +44,31 @@ def restate(model: Any, title: str, sentence: str, max_tokens: int) -> str:
     return "".join(model.stream(prompt.per_question_text(evidence, RESTATE), prompt.prose_grammar(), max_tokens))
 
 
-def claims_for(n: int, seed: int, home: Path) -> list[dict[str, Any]]:
-    from assistant.chain import Assistant
-    from assistant.models import chat_model
-    from assistant.verify import split_claims
-    from index.search import load_searcher
-
-    settings = real_corpus_settings(home)
-    assistant = Assistant(settings, load_searcher(settings))
-    model = chat_model(settings)
-    model.warm()
+def sample(n: int, seed: int) -> list[dict[str, Any]]:
     pool = [json.loads(x) for x in SYNTHETIC.read_text().splitlines() if x.strip()]
     pool = [q for q in pool if q["kind"] == "synthetic-passage"]
     random.Random(seed).shuffle(pool)
+    return pool
+
+
+def evidence_for(assistant: Any, question: str) -> tuple[Any, list[Any]]:
+    hits = assistant.searcher.search(question, k=10)
+    return assistant.selector.select(question, hits[:5], assistant.settings.llm, BUDGET), hits
+
+
+def claims_for(n: int, seed: int, home: Path) -> list[dict[str, Any]]:
+    """Two restated claims per question (one supported, one not), written by the packaged model."""
+    from assistant.models import chat_model
+    from assistant.verify import split_claims
+
+    assistant = load_assistant(home)
+    model = chat_model(assistant.settings)
+    model.warm()
     rows = []
-    for q in pool:
+    for q in sample(n, seed):
         if len(rows) >= 2 * n:
             break
-        hits = assistant.searcher.search(q["question"], k=10)
-        evidence = assistant.selector.select(q["question"], hits[:5], settings.llm, BUDGET)
+        evidence, hits = evidence_for(assistant, q["question"])
         if not evidence.sources:
             continue
         used = {s.resource.id for s in evidence.sources}
@@ -73,17 +80,29 @@ def claims_for(n: int, seed: int, home: Path) -> list[dict[str, Any]]:
         foreign_hit, foreign = max(outside, key=lambda p: len(p[1].text))
         for label, title, sentence in ((1, inside[0].resource.title, inside[1].text),
                                        (0, foreign_hit.resource.title, foreign.text)):
-            text = restate(model, title, sentence, settings.llm.max_tokens)
-            claims = split_claims(text)
-            if not claims:
-                continue
-            claim = claims[0]
-            verdict = assistant.verifier.attribute(claim.render(), evidence)
-            scored = assistant.verifier.support_scores(claim.render(), evidence)
-            rows.append({"fold": q["fold"], "id": q["id"], "supported": label, "claim": claim.render(),
-                         "source_sentence": sentence, "cosine": scored[0], "lexical": scored[1],
-                         "facts_ok": scored[2], "kept_now": bool(verdict.kept)})
+            claims = split_claims(restate(model, title, sentence, assistant.settings.llm.max_tokens))
+            if claims:
+                rows.append({"fold": q["fold"], "id": q["id"], "supported": label, "claim": claims[0].text,
+                             "source_sentence": sentence})
     return rows
+
+
+def load_assistant(home: Path) -> Any:
+    from assistant.chain import Assistant
+    from index.search import load_searcher
+
+    settings = real_corpus_settings(home)
+    return Assistant(settings, load_searcher(settings))
+
+
+def score_rows(rows: list[dict[str, Any]], home: Path) -> None:
+    """Each claim's best source (cosine, lexical) and number/name check against its question's evidence (no
+    LLM: the evidence is selected again, deterministically), so the checks can change without regenerating."""
+    assistant = load_assistant(home)
+    questions = {q["id"]: q["question"] for q in sample(0, 0)}
+    for r in rows:
+        evidence, _ = evidence_for(assistant, questions[r["id"]])
+        r["cosine"], r["lexical"], r["facts_ok"] = assistant.verifier.support_scores(r["claim"], evidence)
 
 
 def rates(rows: list[dict[str, Any]], cos: float, lex: float) -> dict[str, float]:
@@ -112,8 +131,9 @@ def main() -> None:
         rows = [json.loads(x) for x in args.rows.read_text().splitlines() if x.strip()]
     else:
         rows = claims_for(args.n, args.seed, args.home)
-        if args.rows:
-            args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    score_rows(rows, args.home)
+    if args.rows:
+        args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
     from core.settings import LLMSettings
 
     current = LLMSettings()
