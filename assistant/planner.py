@@ -1,8 +1,9 @@
 """"What should I read next?": the guide's reading order applied to one learner's progress.
 
 The guide's rule is Tier 1 of every topic, then Tier 2, then Tier 3. On top of it a learner's focus
-comes first: the topic they ask about, then the topics they are already reading. Within a focus topic
-the next pick is its lowest unfinished tier; someone who read ahead without its Tier 1 is pointed back.
+comes first: the topic they ask about (reading inside a topic is no focus unless they say so). Within a
+focus topic the picks go lowest unfinished tier first; someone who read ahead of a lower tier is pointed
+back to it before the guide's order continues.
 Nothing read is ever recommended, and every pick says why in one line.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import tempfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,16 +69,15 @@ def plan_next(
     topic_order = list(by_topic)
     reading_ids = set(reading_ids) - set(read_ids) - set(skipped_ids)
     done_ids = set(read_ids) | set(skipped_ids)
-    read = [r for r in resources if r.id in read_ids or r.id in reading_ids]
-    progress = Counter(r.topic for r in read)
     if interest_scores is None:
         interest_scores = topic_interest(interest, resources)
 
     def focus_key(topic: str) -> tuple[float, int]:
-        share = progress[topic] / len(by_topic[topic])
-        return (-(interest_scores.get(topic, 0.0) + 0.5 * share), topic_order.index(topic))
+        return (-interest_scores.get(topic, 0.0), topic_order.index(topic))
 
-    focus = sorted({*progress, *(t for t, s in interest_scores.items() if s >= focus_threshold)}, key=focus_key)
+    # Only what the learner asks for is a focus: reading inside a topic is not one (the guide's rule is
+    # Tier 1 of every topic before any Tier 2).
+    focus = sorted((t for t, s in interest_scores.items() if s >= focus_threshold and t in by_topic), key=focus_key)
     picks: list[Pick] = []
     chosen: set[str] = set()
 
@@ -90,10 +90,20 @@ def plan_next(
         if res.id in reading_ids:
             where = f"Tier {res.tier} · {res.topic}" if res.tier is not None else f"{res.topic} › {res.section}"
             add(res, f"{where} — you are reading this: finish it before starting more")
-    for topic in focus:
-        asked = interest_scores.get(topic, 0.0) >= focus_threshold
-        for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=asked, skipped_ids=set(skipped_ids)):
+    for topic in focus:  # a focus: its lowest unread tier first, then its next tiers
+        for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=True, skipped_ids=set(skipped_ids)):
             add(res, reason)
+        for res in sorted(by_topic[topic], key=lambda r: (r.tier if r.tier is not None else 99, r.position)):
+            where = f"Tier {res.tier} · {topic}" if res.tier is not None else f"{topic} › {res.section}"
+            add(res, f"{where} — the next tier of the topic you asked about")
+    for topic in topic_order:  # read ahead of a lower tier: back-fill it before the guide's order
+        items = [r for r in by_topic[topic] if r.tier is not None]
+        top = max((r.tier for r in items if r.id in read_ids), default=0)
+        if any(r.tier < top and r.id not in done_ids for r in items):
+            for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=False, skipped_ids=set(skipped_ids)):
+                add(res, reason)
+            for res in sorted((r for r in items if r.tier < top), key=lambda r: (r.tier, r.position)):
+                add(res, f"Tier {res.tier} · {topic} — below the tier you read ahead to")
     for tier in sorted({r.tier for r in resources if r.tier is not None}):
         for topic in topic_order:
             for res in by_topic[topic]:

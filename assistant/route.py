@@ -10,7 +10,9 @@ small logistic model over general features, not phrase lists:
 * `request`: a clause asks for something next (the general words of asking for a recommendation, or an
   asking "read/study/learn");
 * `history`: a clause says what the learner has read and it resolves to catalog resources;
-* `concept`: the question asks how or why something works, or what something is.
+* `concept`: the question asks how or why something works, or what something is. A concept question
+  with no request for reading is search's, whatever the model's probability (issue 23): only a request
+  for reading advice goes to the planner.
 
 Weights and threshold come from the settings (`planner.route_*`), fitted by `bench/next_reads.py
 --calibrate` on our own written questions (bench/data/next-questions.jsonl), never on the dev set.
@@ -48,7 +50,7 @@ REQUEST_WORDS = frozenset({
     "next", "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "start",
     "begin", "order", "roadmap", "path", "curriculum", "prerequisite", "prerequisites", "continue", "else",
     "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "follow",
-    "followup", "left", "remaining",
+    "followup", "left", "remaining", "skip", "skipped", "missing", "miss", "gap", "gaps",
 })
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
@@ -71,7 +73,7 @@ class RouteDecision:
 def request_feature(question: str) -> float:
     """1 when a clause asks for something next: a request word, or an asking read/study/learn."""
     for clause in split_clauses(question):
-        if clause.role != "want":
+        if clause.role not in ("want", "not-read"):  # "did I skip something?" reads as not-read
             continue
         ws = [w.rstrip("?") for w in words(clause.text)]
         if any(w in REQUEST_WORDS for w in ws):
@@ -140,6 +142,10 @@ class Router:
         feats = self.features(question, understanding)
         z = self.intercept + sum(self.weights.get(name, 0.0) * value for name, value in feats.items())
         p = 1.0 / (1.0 + math.exp(-z))
+        if feats["concept"] and not feats["request"]:
+            # how/why something works, what something is: search answers it, never the planner, whatever
+            # the sentence also says about reading
+            return RouteDecision("search", p, feats)
         return RouteDecision("next" if p >= self.threshold else "search", p, feats)
 
 

@@ -13,6 +13,13 @@ Gold for a `next` question is what the planner's rules give for its true read li
 
     python bench/next_reads.py [--home DIR] [--dev ../shared/eval/dev-questions.jsonl]
     python bench/next_reads.py --calibrate     # fit the routing weights on our questions (5-fold check)
+    python bench/next_reads.py --learners      # the generated learner messages (bench/synth_learners.py)
+
+`--learners` runs bench/data/learner-messages.jsonl through the planner front the app uses (NextReads with the
+packaged embedder: routing, understanding, plan), empty profile, and reports seeds 0-2 (tuned on) apart from
+seeds 3-4 (unseen): routed, precision of the first 3 picks (a pick is good when it is in the expected picks or
+an unread item of a gold pick's topic and tier; "anything else about X" counts against min(3, items about X)),
+picks the learner said they read, and the time of one "what next" answer (route + plan).
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from core.records import Resource
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "data" / "next-questions.jsonl"
+LEARNERS = HERE / "data" / "learner-messages.jsonl"
+TUNE_SEEDS = (0, 1, 2)
 DEV = HERE.parent.parent / "shared" / "eval" / "dev-questions.jsonl"
 
 
@@ -122,6 +131,71 @@ def calibrate(assistant: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "rows": len(rows)}
 
 
+def run_learners(front: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Route + plan each generated message; score against the label the generator sampled."""
+    routed = 0
+    precisions: list[float] = []
+    violations = picked = 0
+    seconds: list[float] = []
+    by_scenario: dict[str, list[float]] = {}
+    misses: list[dict[str, Any]] = []
+    for row in rows:
+        t0 = time.perf_counter()
+        decision = front.decide(row["question"])
+        answer = front.answer(row["question"], set(), k=3) if decision.route == "next" else None
+        seconds.append(time.perf_counter() - t0)
+        routed += answer is not None
+        picks = [c.resource_id for c in answer.citations][:3] if answer is not None else []
+        good = set(row["gold"]) | set(row["accept"])
+        need = min(3, len(row["gold"])) if row["subject"] else 3
+        hits = sum(1 for p in picks if p in good)
+        precision = min(1.0, hits / need) if need else 1.0
+        precisions.append(precision)
+        by_scenario.setdefault(row["scenario"], []).append(precision)
+        bad = [p for p in picks if p in set(row["read"])]
+        violations += len(bad)
+        picked += len(picks)
+        if precision < 1 or bad:
+            misses.append({"id": row["id"], "scenario": row["scenario"], "question": row["question"],
+                           "routed": decision.route, "picks": picks, "gold": row["gold"], "read_picks": bad,
+                           "understood": answer.read_ids if answer is not None else [],
+                           "focus": answer.focus_topics if answer is not None else [], "want_focus": row["focus"]})
+    seconds.sort()
+    p95 = seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))] if seconds else 0.0
+    return {
+        "messages": len(rows), "routed_to_planner": f"{routed}/{len(rows)}",
+        "routed_per_20": round(20 * routed / len(rows), 1) if rows else None,
+        "precision_at_3": round(sum(precisions) / len(precisions), 3) if precisions else None,
+        "precision_by_scenario": {k: round(sum(v) / len(v), 3) for k, v in sorted(by_scenario.items())},
+        "read_violations": violations, "picks": picked,
+        "read_violation_rate": round(violations / picked, 4) if picked else None,
+        "p50_ms": round(1000 * seconds[len(seconds) // 2], 1) if seconds else None,
+        "p95_ms": round(1000 * p95, 1),
+        "misses": misses,
+    }
+
+
+def learners_report(args: argparse.Namespace) -> dict[str, Any]:
+    from assistant.planner import NextReads
+    from ingest.catalog import load_catalog
+    from index.embed import Embedder, EmbeddingCache
+    from core.settings import load_settings
+
+    settings = load_settings()
+    knobs = settings.planner
+    embedder = Embedder(settings, cache=EmbeddingCache(Path(":memory:")))
+    front = NextReads(load_catalog(), embedder=embedder, route_weights=dict(knobs.route_weights),
+                      route_intercept=knobs.route_intercept, route_threshold=knobs.route_threshold,
+                      focus_threshold=knobs.focus_threshold)
+    rows = load(args.learners_file)
+    front.decide("warm up: what should I read next?")
+    report = {
+        "tuned on: seeds " + ", ".join(map(str, TUNE_SEEDS)): run_learners(front, [r for r in rows if r["seed"] in TUNE_SEEDS]),
+        "unseen: other seeds": run_learners(front, [r for r in rows if r["seed"] not in TUNE_SEEDS]),
+    }
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=None, help="data dir with an index (default GPUGUIDE_HOME)")
@@ -130,10 +204,19 @@ def main() -> int:
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--regold", action="store_true", help="recompute gold/accept of our next questions")
     parser.add_argument("--misses", action="store_true", help="list the questions that went wrong")
+    parser.add_argument("--learners", action="store_true", help="the generated learner messages instead")
+    parser.add_argument("--learners-file", type=Path, default=LEARNERS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.home:
         os.environ["GPUGUIDE_HOME"] = str(args.home)
+    if args.learners:
+        report = learners_report(args)
+        if not args.misses:
+            for part in report.values():
+                part["misses"] = len(part["misses"])
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
 
     from assistant.chain import Assistant
     from assistant.services import current_catalog

@@ -63,15 +63,20 @@ def test_nothing_read_is_ever_recommended(catalog):
     assert len(plan.picks) == len(catalog) - 6
 
 
-def test_a_topic_whose_tier_1_is_done_gets_its_next_tier_first(catalog):
+def test_a_focus_topic_whose_tier_1_is_done_gets_its_next_tier_first(catalog):
     read = {"roofline-analysis", "occupancy-calculator"}
-    plan = plan_next(catalog, read, k=3)
+    plan = plan_next(catalog, read, k=3, interest_scores={"Profiling & Optimization": 1.0})
     assert titles(plan)[0] == "Bank Conflicts"
     assert "next after Tier 1, which you finished" in plan.picks[0].reason
 
 
-def test_a_started_tier_is_finished_first(catalog):
-    plan = plan_next(catalog, {"occupancy-calculator"}, k=1)
+def test_a_focus_topic_goes_on_to_its_next_tiers_before_other_topics(catalog):
+    plan = plan_next(catalog, set(), k=4, interest_scores={"Profiling & Optimization": 1.0})
+    assert titles(plan) == ["Roofline Analysis", "Occupancy Calculator", "Bank Conflicts", "CUDA Graphs"]
+
+
+def test_a_started_tier_of_the_focus_is_finished_first(catalog):
+    plan = plan_next(catalog, {"occupancy-calculator"}, k=1, interest_scores={"Profiling & Optimization": 1.0})
     assert titles(plan) == ["Roofline Analysis"]
     assert "finishes the tier you started with Occupancy Calculator" in plan.picks[0].reason
 
@@ -88,9 +93,15 @@ def test_stated_interest_comes_before_the_global_order(catalog):
     assert "topic you asked about" in plan.picks[0].reason
 
 
-def test_topics_in_progress_come_before_untouched_topics(catalog):
-    plan = plan_next(catalog, {"matmul-worklog", "anatomy-of-matmul"}, k=1)
-    assert titles(plan) == ["Advanced Matmul"]
+def test_with_no_focus_tier_1_of_every_topic_comes_before_the_tier_2_of_a_topic_in_progress(catalog):
+    plan = plan_next(catalog, {"matmul-worklog", "anatomy-of-matmul"}, k=3)
+    assert titles(plan) == ["Programming Massively Parallel Processors (PMPP)", "Lecture Series", "Roofline Analysis"]
+
+
+def test_reading_ahead_back_fills_the_lower_tier_before_the_guides_order(catalog):
+    plan = plan_next(catalog, {"bank-conflicts"}, k=2)
+    assert titles(plan) == ["Roofline Analysis", "Occupancy Calculator"]
+    assert "back to basics" in plan.picks[0].reason
 
 
 def test_the_reason_names_the_tier_that_was_finished_even_when_a_tier_is_missing():
@@ -98,7 +109,7 @@ def test_the_reason_names_the_tier_that_was_finished_even_when_a_tier_is_missing
         make("Attention", "FA", 1, "FlashAttention Paper"),
         make("Attention", "KV", 3, "GQA Paper"),
     ]
-    plan = plan_next(catalog, {"flashattention-paper"}, k=1)
+    plan = plan_next(catalog, {"flashattention-paper"}, k=1, interest_scores={"Attention": 1.0})
     assert "next after Tier 1, which you finished (FlashAttention Paper)" in plan.picks[0].reason
 
 
@@ -130,7 +141,8 @@ def test_next_on_the_command_line_takes_free_text_for_what_was_read(capsys):
     out = json.loads(capsys.readouterr().out)
     assert len(out["counted_as_read"]) == 3
     assert not set(out["counted_as_read"]) & {p["id"] for p in out["picks"]}
-    assert all(p["topic"] == "Profiling & Optimization" and p["tier"] == 2 for p in out["picks"])
+    # no focus was asked for: the guide's order, Tier 1 of the other topics before Profiling's Tier 2
+    assert all(p["topic"] != "Profiling & Optimization" and p["tier"] == 1 for p in out["picks"])
 
 
 def test_next_names_a_read_reference_it_cannot_resolve_in_one_line(capsys):

@@ -51,6 +51,29 @@ def test_a_concept_question_goes_to_search_even_after_a_history(next_reads):
     assert decision.route == "search" and decision.features["concept"] == 1.0
 
 
+def test_asking_whether_a_prerequisite_was_skipped_goes_to_the_planner(next_reads):
+    question = "I started with the tier 3 consensus papers and I'm lost. Did I skip something I needed first?"
+    assert next_reads.decide(question).route == "next"
+
+
+def test_asking_about_a_missing_prerequisite_goes_to_the_planner(next_reads):
+    assert next_reads.decide("Am I missing a prerequisite before the storage engine material?").route == "next"
+
+
+def test_how_a_technique_works_never_goes_to_the_planner(next_reads):
+    assert next_reads.decide("How does a buffer pool decide which page to evict?").route == "search"
+
+
+def test_what_went_wrong_before_a_technique_never_goes_to_the_planner(next_reads):
+    question = "What problem did systems have with deterministic ordering before Calvin came along?"
+    assert next_reads.decide(question).route == "search"
+
+
+def test_what_a_thing_is_goes_to_search_even_with_reading_words(next_reads):
+    question = "I read about LSM trees in the guide; what is write amplification exactly?"
+    assert next_reads.decide(question).route == "search"
+
+
 def test_a_lookup_goes_to_search(next_reads):
     assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
 
