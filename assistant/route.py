@@ -50,8 +50,11 @@ REQUEST_WORDS = frozenset({
     "next", "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "start",
     "begin", "order", "roadmap", "path", "curriculum", "prerequisite", "prerequisites", "continue", "else",
     "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "follow",
-    "followup", "left", "remaining", "skip", "skipped", "missing", "miss", "gap", "gaps",
+    "followup", "left", "remaining",
 })
+# the learner asking whether they skipped something counts as a request in any clause ("Am I missing a
+# prerequisite?"), not only in a clause that reads as a want
+GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
 _CONCEPT_OPENERS = frozenset({"why", "explain", "define", "describe", "compare"})
@@ -73,9 +76,12 @@ class RouteDecision:
 def request_feature(question: str) -> float:
     """1 when a clause asks for something next: a request word, or an asking read/study/learn."""
     for clause in split_clauses(question):
-        if clause.role not in ("want", "not-read"):  # "did I skip something?" reads as not-read
-            continue
         ws = [w.rstrip("?") for w in words(clause.text)]
+        if clause.role != "read" and any(w in GAP_QUESTION_WORDS for w in ws) and any(
+                w in {"i", "i'm", "im", "me", "my"} for w in ws):  # about the learner's own reading
+            return 1.0
+        if clause.role != "want":
+            continue
         if any(w in REQUEST_WORDS for w in ws):
             return 1.0
         for i, w in enumerate(ws):
