@@ -191,7 +191,7 @@ class NextReads:
             Citation(n=n, resource_id=p.resource.id, title=p.resource.title, url=p.resource.url,
                      topic=p.resource.topic, section=p.resource.section, tier=p.resource.tier,
                      list_url=self.list_url + p.resource.list_anchor, passage=p.resource.note, score=1.0,
-                     kind=p.resource.kind)
+                     kind=p.resource.kind, page_text=False)  # the passage is the list's note: link the page plainly
             for n, p in enumerate(plan.picks, start=1)
         ]
         new_reads = [r.id for r in understanding.read if r.id not in profile_read]

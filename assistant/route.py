@@ -148,9 +148,10 @@ class Router:
         feats = self.features(question, understanding)
         z = self.intercept + sum(self.weights.get(name, 0.0) * value for name, value in feats.items())
         p = 1.0 / (1.0 + math.exp(-z))
-        if feats["concept"] and not feats["request"]:
-            # how/why something works, what something is: search answers it, never the planner, whatever
-            # the sentence also says about reading
+        if not feats["request"] and (feats["concept"] or feats["intent"] < 0):
+            # how/why something works, what something is, or anything closer to a technical question than to a
+            # request for reading advice: search answers it, never the planner, even when it names resources
+            # of the guide ("why is continuous batching better ...?" names a section, it asks no reading plan)
             return RouteDecision("search", p, feats)
         return RouteDecision("next" if p >= self.threshold else "search", p, feats)
 

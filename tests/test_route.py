@@ -74,6 +74,15 @@ def test_what_a_thing_is_goes_to_search_even_with_reading_words(next_reads):
     assert next_reads.decide(question).route == "search"
 
 
+def test_a_comparison_naming_a_guide_section_without_a_request_goes_to_search(next_reads):
+    question = "why is tiered compaction cheaper than waiting for a whole leveled compaction to finish?"
+    assert next_reads.decide(question).route == "search"
+
+
+def test_what_a_titled_resource_is_used_for_goes_to_search(next_reads):
+    assert next_reads.decide("what is optimistic lock coupling used for?").route == "search"
+
+
 def test_a_lookup_goes_to_search(next_reads):
     assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
 
