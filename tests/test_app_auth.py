@@ -23,7 +23,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     home = tmp_path_factory.mktemp("auth-home")
     make_home(home)
     with (home / "gpuguide.toml").open("a", encoding="utf-8") as config:
-        config.write(f'\n[ui]\nauth_user = "{USER}"\nauth_password = "{PASSWORD}"\n')
+        config.write(f'auth_user = "{USER}"\nauth_password = "{PASSWORD}"\n')  # under make_home's [ui]
     with AppServer(home, extra_args=("--host", "0.0.0.0")) as app:
         app.local = f"http://127.0.0.1:{app.port}/"
         yield app

@@ -21,7 +21,7 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     home = tmp_path_factory.mktemp("ui-llm-home")
     make_home(home)
     (home / "gpuguide.toml").write_text(
-        f'[llm]\nbackend = "embedded"\nmodel_path = "{model}"\nmax_tokens = 90\n\n[crawl]\noffline = true\n',
+        f'[llm]\nbackend = "embedded"\nmodel_path = "{model}"\nmax_tokens = 90\n\n[crawl]\noffline = true\n\n[ui]\nfirst_start_crawl = false\n',
         encoding="utf-8",
     )
     with AppServer(home) as app:
@@ -56,8 +56,6 @@ RECORD_STATES = """
 """
 
 
-@pytest.mark.xfail(reason="known regression of this session's chain in the served app: no draft state is recorded "
-                   "before the final answer (see issue 23's closing note); to be fixed, not hidden", strict=False)
 def test_the_chat_shows_sources_first_then_the_draft_then_one_verified_answer(tab) -> None:
     tab.evaluate(RECORD_STATES)
     box = tab.locator("#gg-question textarea")

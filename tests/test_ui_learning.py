@@ -35,7 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     make_home(home)
     # Summaries without loading the model; the fixture index's pages kept (no first-start crawl replacing them).
     add_setting(home / "gpuguide.toml", "learning", 'digest_backend = "extractive"')
-    add_setting(home / "gpuguide.toml", "ui", "first_start_crawl = false")
     with AppServer(home) as app:
         yield app
 

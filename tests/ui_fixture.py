@@ -77,7 +77,9 @@ def make_home(home: Path, conversation: bool = False) -> None:
     build(make_settings(home), chunks, resources)
     (home / "catalog.json").write_text(json.dumps(catalog_payload(resources, "test fixture")), encoding="utf-8")
     # Extractive answers (no model to load) and no network: a re-ingest replays nothing and keeps the cards.
-    (home / "gpuguide.toml").write_text('[llm]\nbackend = "extractive"\n\n[crawl]\noffline = true\n', encoding="utf-8")
+    # No first-start crawl: it would replace the fixture's page text with a store of cards only.
+    (home / "gpuguide.toml").write_text('[llm]\nbackend = "extractive"\n\n[crawl]\noffline = true\n\n'
+                                        '[ui]\nfirst_start_crawl = false\n', encoding="utf-8")
 
 
 def free_port() -> int:
