@@ -1,5 +1,6 @@
 """The answer chain: follow-up rewrite → retrieve (with filters) → outcome (answer / weak / out of scope) →
-evidence (passages of the top resources' page text, within a budget set by the backend's prompt speed) →
+evidence (passages of the top resources' page text, within a budget set by the backend's measured reading and
+writing speeds, assistant/speed.py) →
 the model writes 2-4 sentences freely → each sentence is attributed to the passage that supports it, or
 dropped with the reason → the answer with its citations, each carrying the sentence that supports it.
 
@@ -76,6 +77,7 @@ class Query:
     unread_only: bool = False
     backend: str | None = None  # None: settings.llm.backend
     k: int = 3
+    route: str = ""  # "search" or "next" when the caller has decided (assistant/guide.py); "": decided here
 
 
 def is_next_question(question: str) -> bool:
@@ -122,7 +124,8 @@ class Assistant:
         backend = query.backend or self.settings.llm.backend
         _, resolved = self._rewrite(query)
         # A follow-up is routed by what it asks in context: "more on [2]" is no reading-plan request.
-        if self.next_reads.is_next(resolved.standalone if resolved.followup else query.question):
+        if query.route == "next" or not query.route and self.next_reads.is_next(
+                resolved.standalone if resolved.followup else query.question):
             answer = self._next(query)
             yield AnswerEvent("sources", answer)
             yield AnswerEvent("final", answer)
@@ -138,7 +141,7 @@ class Assistant:
         cfg = self.settings.llm
         depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
         budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(
-            cfg, self.speed.rate(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
+            cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
         evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
         if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
             note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
@@ -237,7 +240,8 @@ class Assistant:
             return
         if first is not None:
             prompt_tokens = evidence.tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
-            self.speed.observe(self._speed_key(backend), prompt_tokens, first)
+            writing = time.perf_counter() - started - first
+            self.speed.observe(self._speed_key(backend), prompt_tokens, first, estimate_tokens(text), writing)
         verdict: Verdict = self.verifier.attribute(text, evidence, self.settings.llm.answer_sentences)
         dropped = [Dropped(c.render(), c.reason) for c in verdict.dropped]
         if verdict.kept:

@@ -242,7 +242,7 @@ class LLMSettings(BaseModel):
     evidence_tokens: int = Field(
         220, ge=40,
         description="Evidence budget in prompt tokens (titles included) while the backend's prompt speed is not "
-        "yet measured; after that the budget follows the speed (first_token_target_s)",
+        "yet measured; after that the budget follows the speed (answer_target_s, assistant/speed.py)",
     )
     evidence_tokens_min: int = Field(120, ge=40, description="The speed-based evidence budget never goes below this")
     evidence_tokens_max: int = Field(
@@ -250,8 +250,15 @@ class LLMSettings(BaseModel):
     )
     first_token_target_s: float = Field(
         2.5, gt=0,
-        description="The evidence budget is what the backend evaluates in this many seconds at its measured prompt "
-        "speed, so the first token comes within ~3 s on 2 CPU cores and a GPU reads much more context",
+        description="The evidence budget is at least what the backend reads in this many seconds at its measured "
+        "prompt speed (the whole budget until its writing speed is measured too)",
+    )
+    answer_target_s: float = Field(
+        11.0, gt=0,
+        description="Once reading and writing speeds are measured, the evidence budget is what the backend reads in "
+        "the time this target leaves after writing a typical answer, so the whole answer takes about this long "
+        "(~15 s with retrieval and the check on 2 CPU cores) and a GPU reads much more context; the sources and "
+        "their passages are on screen before the model starts reading",
     )
     prompt_tokens_per_s: float | None = Field(
         None, gt=0,
