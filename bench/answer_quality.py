@@ -12,17 +12,21 @@ points and the page sentence that supports each; bench/data/answer-eval.md says 
   each hit's first two passages cut to 160 words, one plain chat prompt (`NAIVE_INSTRUCTION`, the numbered
   sources, the question), no grammar, greedy, through the same llama.cpp model object.
 
-Scores per answer (rules fixed before any result was seen, never tuned on this set):
+Scores per answer (rules fixed before any result was seen, never tuned on this set; two scorer fixes noted below):
 * `covered`: a key point is covered when some answer sentence has cosine >= `COVER_COSINE` to it with the
   packaged embedder, or contains >= `COVER_LEXICAL` of its content stems (core.text.terms);
 * `unsupported`: numbers, versions and names in an answer sentence (tokens with a digit, CamelCase,
   ALL-CAPS acronyms, capitalised words not at the sentence start) absent from the sources the sentence cites
-  (each source's title and passage text; a plural "s" may be dropped). A sentence with no [n] marker is
+  (each source's title, its place in the guide and its passage text; a plural "s" or a possessive "'s" may
+  be dropped: both fixes came after the first runs, which counted "GPU's" and a pointer answer's "Tier 1" as
+  unsupported, in both pipelines). A sentence with no [n] marker is
   checked against all the sources given and counted in `uncited`; a marker naming no given source cites
   nothing (`bad_markers`);
 * `cited_share`: sentences with a marker, over all sentences; `gold_cited`: a marker points at the page the
   answer is in; `gold_given`: that page is among the sources;
-* `first_token_s` (first streamed text) and `total_s` (retrieval, prompt, generation, verification).
+* `first_text_s` (the sources and their passages on screen; the naive pipeline shows nothing before its
+  first token), `first_token_s` (first streamed answer text) and `total_s` (retrieval, prompt, generation,
+  verification); `evidence_tokens` (the passages the model read, estimated as the product budgets them).
 Aggregates per pipeline: mean key-point coverage, share of questions with every key point, share with >= 1
 unsupported item, p50/p95 times. Every answer's text is kept in `rows` so a person can grade by reading.
 """
@@ -43,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from common import DEFAULT_HOME, ROOT, peak_rss_mb, real_corpus_settings, write_report
+from assistant.evidence import estimate_tokens
+from core.records import place_label
 from ingest.storage import atomic_write_text
 
 EVAL_SET = ROOT / "bench" / "data" / "answer-eval.jsonl"
@@ -132,6 +138,7 @@ def _normal(text: str) -> str:
 def item_in(item: str, text: str) -> bool:
     """Is the item written in `text` as a whole token (case-insensitive; "GPUs" matches "GPU")?"""
     norm = _normal(text)
+    item = re.sub(r"['’]s$", "", item)  # "GPU's" is written as "GPU"
     for form in {item, item[:-1] if item.endswith("s") and len(item) > 2 else item}:
         if re.search(rf"(?<![0-9a-z]){re.escape(_normal(form))}(?![0-9a-z])", norm):
             return True
@@ -213,16 +220,18 @@ def product_answer(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
     from assistant.chain import Query
 
     started = time.perf_counter()
-    first = None
+    first = shown = None
     final = None
     for event in assistant.stream(Query(q["question"], backend="embedded")):
+        if event.kind == "sources" and event.answer is not None and shown is None:
+            shown = time.perf_counter() - started  # the sources and their passages are on screen
         if event.kind == "token" and event.token and first is None:
             first = time.perf_counter() - started
         elif event.kind == "final":
             final = event.answer
     total = time.perf_counter() - started
     assert final is not None
-    sources = {c.n: f"{c.title}\n{c.passage}" for c in final.citations}
+    sources = {c.n: f"{c.title}\n{c.place}\n{c.passage}" for c in final.citations}
     return {
         "answer": final.text,
         "route": final.route,
@@ -231,8 +240,10 @@ def product_answer(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
         "sources": [{"n": c.n, "resource_id": c.resource_id, "url": c.url, "title": c.title} for c in final.citations],
         "_sources": sources,
         "_gold": {c.n for c in final.citations if is_gold(c.resource_id, c.url, q)},
+        "first_text_s": round(shown, 2) if shown is not None else None,
         "first_token_s": round(first, 2) if first is not None else None,
         "total_s": round(total, 2),
+        "evidence_tokens": sum(estimate_tokens(c.passage) for c in final.citations),
     }
 
 
@@ -284,10 +295,13 @@ def naive_answer(assistant: Any, model: Any, q: dict[str, Any]) -> dict[str, Any
     return {
         "answer": "".join(pieces).strip(),
         "sources": [{"n": n, "resource_id": res.id, "url": res.url, "title": res.title} for n, (res, _) in numbered.items()],
-        "_sources": {n: f"{res.title}\n{text}" for n, (res, text) in numbered.items()},
+        "_sources": {n: f"{res.title}\n{place_label(res.topic, res.section, res.tier)}\n{text}"
+                     for n, (res, text) in numbered.items()},
         "_gold": {n for n, (res, _) in numbered.items() if is_gold(res.id, res.url, q)},
+        "first_text_s": round(first, 2) if first is not None else None,
         "first_token_s": round(first, 2) if first is not None else None,
         "total_s": round(total, 2),
+        "evidence_tokens": sum(estimate_tokens(text) for _, text in sources),
     }
 
 
@@ -323,7 +337,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "gold_cited": round(sum(r["gold_cited"] for r in rows) / n, 3),
         "gold_given": round(sum(r["gold_given"] for r in rows) / n, 3),
         "sentences_mean": round(statistics.mean(r["sentences"] for r in rows), 2),
+        "first_text_s": p50_p95([r["first_text_s"] for r in rows if r["first_text_s"] is not None]),
         "first_token_s": p50_p95([r["first_token_s"] for r in rows if r["first_token_s"] is not None]),
+        "evidence_tokens_mean": round(statistics.mean(r["evidence_tokens"] for r in rows), 1) if rows else None,
         "total_s": p50_p95([r["total_s"] for r in rows]),
     }
 
@@ -340,6 +356,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pipelines", default=",".join(PIPELINES))
     parser.add_argument("--out", help="also write the JSON report here")
+    parser.add_argument("--evidence-tokens", type=int, default=0,
+                        help="pin the product's evidence budget (quality independent of the machine's load); "
+                             "0: the budget follows the measured speeds, as in the app")
     parser.add_argument("--check-evidence", action="store_true", help="check the set's evidence against the page text, no LLM")
     args = parser.parse_args()
     pipelines = [p for p in args.pipelines.split(",") if p]
@@ -362,7 +381,11 @@ def main() -> None:
         write_report({"questions": len(rows), "key_points": sum(len(r["key_points"]) for r in rows),
                       "evidence_missing": evidence_problems(rows, pages)}, None)
         return
-    settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"backend": "embedded"})})
+    llm_update: dict[str, Any] = {"backend": "embedded"}
+    if args.evidence_tokens:
+        llm_update |= {"evidence_tokens_min": args.evidence_tokens, "evidence_tokens_max": args.evidence_tokens,
+                       "evidence_tokens": args.evidence_tokens}
+    settings = settings.model_copy(update={"llm": settings.llm.model_copy(update=llm_update)})
     assistant = Assistant(settings, load_searcher(settings))
     embedder = assistant.searcher.embedder
     report: dict[str, Any] = {"machine_start": machine(), "set": str(args.set.relative_to(ROOT)) if args.set.is_relative_to(ROOT) else str(args.set)}
@@ -373,7 +396,8 @@ def main() -> None:
     report["rules"] = {"cover_cosine": COVER_COSINE, "cover_lexical": COVER_LEXICAL, "naive_k": NAIVE_K,
                        "naive_passages": NAIVE_PASSAGES, "naive_words": NAIVE_WORDS,
                        "naive_max_tokens": NAIVE_MAX_TOKENS, "product_max_tokens": settings.llm.max_tokens,
-                       "llm_threads": getattr(getattr(model, "llm", None), "n_threads", settings.llm.threads)}
+                       "llm_threads": getattr(getattr(model, "llm", None), "n_threads", settings.llm.threads),
+                       "evidence_tokens_pinned": args.evidence_tokens or None}
 
     questions = read_set(args.set, args.sample, args.seed)
     rows: dict[str, list[dict[str, Any]]] = {p: [] for p in pipelines}

@@ -93,6 +93,10 @@ def test_a_plural_acronym_matches_its_singular(aq) -> None:
     assert aq.item_in("GPUs", "each GPU has its own memory")
 
 
+def test_a_possessive_matches_the_plain_name(aq) -> None:
+    assert aq.item_in("GPU's", "the GPU reads memory")
+
+
 def test_a_marker_naming_no_given_source_is_reported(aq) -> None:
     scored = aq.score_answer("Tiling cuts HBM traffic [3].", {1: "tiling cuts HBM traffic"}, set(), ["x y z"], None)
     assert scored["bad_markers"] == [3]
