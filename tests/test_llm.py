@@ -171,14 +171,16 @@ def test_embedded_model_streams_a_cited_answer(llm_assistant):
 def in_its_own_process(llm_assistant: Assistant) -> Iterator[Assistant]:
     """The same assistant with `llm.separate_process` on (the default on a GPU build)."""
     llm_assistant.settings.llm.separate_process = True
-    # One evidence budget for both answers compared (the measured prompt speed would change it between them).
-    llm_assistant.settings.llm.prompt_tokens_per_s = 100.0
+    # One evidence budget for both answers compared (the measured speeds would change it between them).
+    cfg = llm_assistant.settings.llm
+    floor, ceiling = cfg.evidence_tokens_min, cfg.evidence_tokens_max
+    cfg.evidence_tokens_min = cfg.evidence_tokens_max = 200
     try:
         yield llm_assistant
     finally:
         embedded_llm(llm_assistant.settings).close()
-        llm_assistant.settings.llm.separate_process = None
-        llm_assistant.settings.llm.prompt_tokens_per_s = None
+        cfg.separate_process = None
+        cfg.evidence_tokens_min, cfg.evidence_tokens_max = floor, ceiling
 
 
 def test_the_model_in_its_own_process_gives_the_app_the_same_cited_answer(llm_assistant, in_its_own_process):
