@@ -7,11 +7,12 @@ Nested groups are set from the environment with a double underscore, e.g.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from platformdirs import user_data_dir
+from platformdirs import user_cache_dir, user_data_dir
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -121,13 +122,29 @@ class EmbedSettings(BaseModel):
     )
 
 
-# The scope model (index/scope.py): a logistic model over evidence from a search's whole result list, fitted by
-# bench/calibrate_scope.py (its JSON output, with the folds and data it used, is under docs/measurements/).
-DEFAULT_SCOPE_WEIGHTS: dict[str, float] = {
-    "cos_top": 5.0937, "cos_top5": 5.3344, "cos_spread": 2.3767, "agreement": -0.1994,
-    "known_share": 1.3128, "passage_cover": 13.5579, "unknown": -1.6041, "strong": 1.329,
-    "guide_cover": 3.6612,
-}
+# Fitted defaults: bench/tune_retrieval.py (ranking knobs) and bench/calibrate_scope.py (the scope model, a
+# logistic model over evidence from a search's whole result list, and its thresholds) write core/data/fitted.json
+# with `--write-fitted`; their JSON reports, with the folds and data they used, are under docs/measurements/.
+FITTED_FILE = Path(__file__).resolve().parent / "data" / "fitted.json"
+
+
+def _load_fitted(path: Path = FITTED_FILE) -> dict[str, Any]:
+    """The `index.*` defaults the fitting scripts wrote (one file, so no value is copied by hand)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {name: value for section in data.values() for name, value in section["index"].items()}
+
+
+def write_fitted(section: str, values: dict[str, Any], written_by: str, path: Path = FITTED_FILE) -> None:
+    """Replace one section ("retrieval" or "scope") of the fitted defaults, atomically (a fitting script's output)."""
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data[section] = {"written_by": written_by, "index": values}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+FITTED: dict[str, Any] = _load_fitted()
+DEFAULT_SCOPE_WEIGHTS: dict[str, float] = dict(FITTED["scope_weights"])
 
 
 class IndexSettings(BaseModel):
@@ -136,52 +153,52 @@ class IndexSettings(BaseModel):
     hnsw_ef_search: int = 128
     hnsw_ef_construction: int = 200
     # Fusion and ranking knobs: chosen by grouped 5-fold cross-validation on the synthetic questions
-    # (bench/tune_retrieval.py → docs/measurements/retrieval_tuning.json); never on the dev set.
+    # (bench/tune_retrieval.py → core/data/fitted.json, docs/measurements/retrieval_tuning.json); never on the dev set.
     rrf_k: int = Field(
-        2, ge=0, description="RRF constant: score += weight / (rrf_k + rank); small k trusts each list's top ranks (CV: 1-3)"
+        FITTED["rrf_k"], ge=0, description="RRF constant: score += weight / (rrf_k + rank); small k trusts each list's top ranks"
     )
-    dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense ranking")
+    dense_weight: float = Field(FITTED["dense_weight"], ge=0, description="RRF weight of the dense ranking")
     bm25_weight: float = Field(
-        1.5, ge=0, description="RRF weight of the BM25 ranking (CV chose 1.5-2.5 per fold, 1.5 on all five)"
+        FITTED["bm25_weight"], ge=0, description="RRF weight of the BM25 ranking"
     )
     candidates: int = 50
     passages_per_resource: int = 3
     rerank_model_path: str | None = Field(None, description="CrossEncoder folder; default: built-in reranker")
     fusion_passages: int = Field(
-        1, ge=1, description="Passages per resource that add to its score (1: best only; CV: summing more hurt)"
+        FITTED["fusion_passages"], ge=1, description="Passages per resource that add to its score (1: best only)"
     )
     fusion_decay: float = Field(
-        0.0, ge=0, le=1, description="Weight of a resource's n-th passage is decay^(n-1) (0: best passage only)"
+        FITTED["fusion_decay"], ge=0, le=1, description="Weight of a resource's n-th passage is decay^(n-1) (0: best passage only)"
     )
     expansion_weight: float = Field(
-        0.0, ge=0, description="BM25 weight of the corpus's short/long forms of the query's words (index/aliases.py); "
-        "CV: no gain on the synthetic questions, so 0 (the reranker still reads them)",
+        FITTED["expansion_weight"], ge=0, description="BM25 weight of the corpus's short/long forms of the query's words (index/aliases.py); "
+        "0: off (the reranker still reads them)",
     )
     dense_expansion: bool = Field(
-        False, description="Also append those forms to the query the embedder reads (CV: no gain, off)"
+        FITTED["dense_expansion"], description="Also append those forms to the query the embedder reads"
     )
     typo_correction: bool = Field(
         True, description="Rewrite misspelt query words into the corpus's spelling (kept on: the synthetic questions "
         "have no typos to measure the gain, and it changed 3 of 564 of them for +0.003 MRR@10)",
     )
     typo_min_len: int = Field(5, ge=3, description="Shorter words are never corrected")
-    rerank_title: float = Field(0.3, ge=0, description="Reranker: weight of the query's words in a title (CV)")
+    rerank_title: float = Field(FITTED["rerank_title"], ge=0, description="Reranker: weight of the query's words in a title (CV)")
     rerank_identifiers: float = Field(
-        0.0, ge=0, description="Reranker: weight of GPU identifiers in title or note (CV: 0 on all five folds, 0-0.1 per fold)"
+        FITTED["rerank_identifiers"], ge=0, description="Reranker: weight of GPU identifiers in title or note"
     )
     rerank_named: float = Field(
         0.1, ge=0, description="Reranker: weight of a catalog name (author, site) in the query (not tuned: the "
         "synthetic questions never name authors; 0 and 0.1 differ by 0.0004 MRR@10 on them)",
     )
     abstain_threshold: float = Field(
-        0.058,
+        FITTED["abstain_threshold"],
         ge=0,
         le=1,
         description="Out of scope (the only refusal) when the scope model's probability that the guide covers the "
         "question is below this; chosen by bench/calibrate_scope.py on held-out folds of our own questions",
     )
     weak_threshold: float = Field(
-        0.7937,
+        FITTED["weak_threshold"],
         ge=0,
         le=1,
         description="Answered but marked a weak match when the scope probability is below this (and not out of "
@@ -192,7 +209,7 @@ class IndexSettings(BaseModel):
         description="Log-odds weight of each scope feature (index/scope.py SCOPE_FEATURES); fitted by "
         "bench/calibrate_scope.py on synthetic in-scope and our own out-of-scope questions",
     )
-    scope_intercept: float = Field(-13.0174, description="The scope model's intercept (fitted with scope_weights)")
+    scope_intercept: float = Field(FITTED["scope_intercept"], description="The scope model's intercept (fitted with scope_weights)")
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
 
@@ -221,7 +238,7 @@ class LLMSettings(BaseModel):
         "llama-cpp-python is a GPU build and sees a GPU ('make install-gpu'), else 0; -1 = all; 0 = CPU only",
     )
     prompt_cache: bool = Field(
-        True, description="Keep the evaluated fixed prompt prefix in memory and on disk (data dir/models)"
+        True, description="Keep the evaluated fixed prompt prefix in memory and on disk (the model cache's prompt-cache/)"
     )
     separate_process: bool | None = Field(
         None,
@@ -391,6 +408,11 @@ def default_home() -> Path:
     return Path(user_data_dir("gpuguide", appauthor=False))
 
 
+def default_model_cache() -> Path:
+    """Outside any data dir: the 1.1 GB packaged model is assembled once per user, not once per data dir."""
+    return Path(user_cache_dir("gpuguide", appauthor=False)) / "models"
+
+
 class Settings(BaseSettings):
     """Everything configurable. Every later stage adds its options as a group here."""
 
@@ -402,6 +424,11 @@ class Settings(BaseSettings):
     )
 
     home: Path = Field(default_factory=default_home, description="Data dir (GPUGUIDE_HOME)")
+    model_cache: Path = Field(
+        default_factory=default_model_cache,
+        description="Shared cache of model files every data dir uses (GPUGUIDE_MODEL_CACHE): the assembled packaged "
+        "GGUF as <sha256>.gguf and the evaluated prompt prefixes; a data dir holds only its own data",
+    )
     catalog: CatalogSettings = Field(default_factory=CatalogSettings)
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
@@ -449,10 +476,6 @@ class Settings(BaseSettings):
     @property
     def index_dir(self) -> Path:
         return self.home / "index"
-
-    @property
-    def models_dir(self) -> Path:
-        return self.home / "models"
 
     @property
     def profile_file(self) -> Path:

@@ -84,3 +84,28 @@ def test_an_empty_query_returns_nothing(index: Searcher) -> None:
 def test_out_of_scope_questions_abstain_and_in_scope_ones_do_not(index: Searcher) -> None:
     assert index.abstains(index.search("How do I fix N+1 query problems in the Django ORM?", k=5))
     assert not index.abstains(index.search("How does the ring all-reduce in NCCL use bandwidth?", k=5))
+
+
+def test_the_ranking_and_scope_defaults_are_the_fitted_files_values() -> None:
+    """No fitted number is copied by hand: the fitting scripts write core/data/fitted.json, settings read it."""
+    import json
+
+    from core.settings import FITTED_FILE, IndexSettings
+
+    defaults = IndexSettings()
+    for section in json.loads(FITTED_FILE.read_text(encoding="utf-8")).values():
+        for name, value in section["index"].items():
+            assert getattr(defaults, name) == value, name
+
+
+def test_writing_one_fitted_section_keeps_the_other(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
+    import json
+
+    from core.settings import _load_fitted, write_fitted
+
+    path = tmp_path / "fitted.json"
+    write_fitted("retrieval", {"rrf_k": 5}, "tuner", path)
+    write_fitted("scope", {"weak_threshold": 0.5}, "calibrator", path)
+    write_fitted("retrieval", {"rrf_k": 7}, "tuner", path)
+    assert _load_fitted(path) == {"rrf_k": 7, "weak_threshold": 0.5}
+    assert json.loads(path.read_text())["scope"]["written_by"] == "calibrator"
