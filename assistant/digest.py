@@ -23,9 +23,7 @@ import hashlib
 import json
 import logging
 import math
-import os
 import re
-import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -44,6 +42,7 @@ from assistant.evidence import (
 from assistant.text import sentences as split_sentences
 from assistant.text import terms
 from core.errors import UserError
+from core.files import atomic_write_json
 from core.records import Chunk, Resource
 from core.settings import Settings
 from index.records import ResourceHit
@@ -449,16 +448,7 @@ class DigestMaker:
         return digest
 
     def _save(self, digest: Digest) -> None:
-        path = self.cache_file(digest.resource_id, digest.kind)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(digest.to_dict(), out, ensure_ascii=False, indent=1)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_json(self.cache_file(digest.resource_id, digest.kind), digest.to_dict(), indent=1)
 
 
 def digest_maker_for(settings: Settings, resources: list[Resource], chunks: list[Chunk] | None = None,

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from assistant.digest import Digest
 from assistant.path import LearningPath
 from assistant.profile import READ, READING, SKIPPED
+from core.files import atomic_write_text
 
 ANKI_COLUMNS = ("Front", "Back", "Tags")
 ANKI_HEADER = "#separator:comma\n#html:false\n#columns:Front,Back,Tags\n#tags column:3\n"
@@ -80,13 +79,5 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+# The name callers used before core/files.py held the one helper; new code imports atomic_write_text from there.
+write_text_atomic = atomic_write_text

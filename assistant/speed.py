@@ -21,8 +21,8 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from core.files import atomic_write_text
 from core.settings import LLMSettings
-from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -49,7 +49,7 @@ from typing import Any
 from common import DEFAULT_HOME, ROOT, peak_rss_mb, real_corpus_settings, write_report
 from assistant.evidence import estimate_tokens
 from core.records import place_label
-from ingest.storage import atomic_write_text
+from core.files import atomic_write_text
 
 EVAL_SET = ROOT / "bench" / "data" / "answer-eval.jsonl"
 PIPELINES = ("product", "naive")

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.files import atomic_write_json
 from core.text import tokenize
 from index.records import REBUILD_HINT, IndexLoadError
 
@@ -148,11 +147,7 @@ class AliasTable:
         return list(dict.fromkeys(out))
 
     def save(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".aliases-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"pairs": self.pairs}, out, ensure_ascii=False, indent=0, sort_keys=True)
-        os.replace(tmp, directory / ALIASES_FILE)
+        atomic_write_json(directory / ALIASES_FILE, {"pairs": self.pairs}, indent=0, sort_keys=True)
 
     @classmethod
     def load(cls, directory: Path) -> AliasTable:

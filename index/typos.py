@@ -10,9 +10,7 @@ beside the index as `words.json`.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
+from core.files import atomic_write_json
 from index.records import REBUILD_HINT, IndexLoadError
 
 WORDS_FILE = "words.json"
@@ -36,11 +35,7 @@ def count_words(texts: Iterable[str]) -> Counter[str]:
 
 
 def save_words(counts: Counter[str], directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".words-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(dict(sorted(counts.items())), out, ensure_ascii=False, indent=0)
-    os.replace(tmp, directory / WORDS_FILE)
+    atomic_write_json(directory / WORDS_FILE, dict(sorted(counts.items())), indent=0)
 
 
 def load_words(directory: Path) -> Counter[str]:

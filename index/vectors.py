@@ -20,9 +20,9 @@ from typing import Any
 import faiss
 import numpy as np
 
+from core.files import atomic_write_text
 from index.records import REBUILD_HINT, IndexLoadError
 from core.settings import IndexSettings
-from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
 

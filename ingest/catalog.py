@@ -24,10 +24,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import UserError
+from core.files import atomic_write_text
 from core.records import Resource
 from core.settings import CrawlSettings, Settings
 from core.urls import url_key
-from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from urllib.parse import urljoin
 
 from lxml import html as lxml_html
 
+from core.files import atomic_write_text
 from core.records import FetchResult, Resource
 from core.urls import url_key
-from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.errors import UserError
+from core.files import atomic_write_text
 from core.records import Resource
 from core.settings import Settings
 from ingest.catalog import CatalogError, current_catalog, sync_catalog
-from ingest.storage import atomic_write_text
 
 log = logging.getLogger(__name__)
 

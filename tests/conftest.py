@@ -1,15 +1,54 @@
-"""Shared test fixtures: every test gets its own data dir, never the user's."""
+"""Shared test fixtures: every test gets its own data dir, never the user's; all share one model cache."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from core.settings import default_home, default_model_cache
+
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+# --- no test touches the user's data dir --------------------------------------------------------------
+# Set here, when pytest loads this file and before any fixture runs: a module- or session-scoped fixture (built
+# before the per-test `isolated_home`) and a child process that drops GPUGUIDE_HOME both fall back to the default
+# data dir, which XDG_DATA_HOME moves into the session's temp dir. The model cache stays the user's shared one
+# (or GPUGUIDE_MODEL_CACHE when set), so the suite assembles the 1.1 GB model at most once, and `make run`
+# reuses that same file.
+
+USER_DATA_DIR = default_home()  # as the user's environment names it, before the session moves it
+SESSION_ROOT = Path(tempfile.mkdtemp(prefix="gpuguide-tests-"))
+MODEL_CACHE = Path(os.environ.get("GPUGUIDE_MODEL_CACHE") or default_model_cache()).expanduser()
+os.environ["XDG_DATA_HOME"] = str(SESSION_ROOT / "xdg-data")
+os.environ["GPUGUIDE_HOME"] = str(SESSION_ROOT / "home")
+os.environ["GPUGUIDE_MODEL_CACHE"] = str(MODEL_CACHE)
+KEPT_ENV = ("GPUGUIDE_HOME", "GPUGUIDE_MODEL_CACHE")
+
+
+def _listing(directory: Path) -> dict[str, tuple[int, int]] | None:
+    """(size, mtime_ns) of every file under `directory`, or None when it does not exist."""
+    if not directory.exists():
+        return None
+    return {str(p.relative_to(directory)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+USER_DATA_BEFORE = _listing(USER_DATA_DIR)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The session fails when it created or changed the user's data dir; its own temp dir is removed."""
+    shutil.rmtree(SESSION_ROOT, ignore_errors=True)
+    if _listing(USER_DATA_DIR) != USER_DATA_BEFORE:
+        session.config.get_terminal_writer().line(
+            f"FAILED: the test session wrote into the user's data dir {USER_DATA_DIR}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # --- in CI a skip is a failure ------------------------------------------------------------------
@@ -66,9 +105,11 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh data dir per test and no GPUGUIDE_* setting from the developer's shell (but the model cache)."""
     home = tmp_path / "home"
     monkeypatch.setenv("GPUGUIDE_HOME", str(home))
-    for var in [v for v in __import__("os").environ if v.startswith("GPUGUIDE_") and v != "GPUGUIDE_HOME"]:
+    monkeypatch.setenv("GPUGUIDE_MODEL_CACHE", str(MODEL_CACHE))
+    for var in [v for v in os.environ if v.startswith("GPUGUIDE_") and v not in KEPT_ENV]:
         monkeypatch.delenv(var)
     return home
 

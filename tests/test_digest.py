@@ -25,7 +25,7 @@ from assistant.models import assemble_packaged_gguf
 from core.records import Chunk, Resource
 from core.settings import Settings
 
-MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
+MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)
 
 
 def extractive_settings(home: Path) -> Settings:

@@ -20,7 +20,7 @@ from assistant.models import (
 )
 from core.settings import LLMSettings, Settings, load_settings
 
-MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
+MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)
 ALL_LAYERS = 0x7FFFFFFF  # what llama-cpp-python passes to llama.cpp for n_gpu_layers=-1
 
 

@@ -14,7 +14,7 @@ from assistant.llm_process import ModelProcessError, SeparateProcessLLM
 from assistant.models import EmbeddedLLM, assemble_packaged_gguf, embedded_llm, gpu_offload_available, runs_separately
 from core.settings import LLMSettings, Settings
 
-MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
+MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)
 GRAMMAR = prompt.answer_grammar(1, 1)
 
 

@@ -16,7 +16,7 @@ from assistant.chain import Assistant, Query
 from assistant.models import assemble_packaged_gguf, background_priority, embedded_llm
 from assistant.profile import Profile
 
-MODELS_DIR = Path(os.environ.get("GPUGUIDE_TEST_MODELS", Path(__file__).resolve().parent.parent / ".venv" / "gpuguide-models"))
+MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)
 
 
 def thread_nice() -> int:
