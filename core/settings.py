@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from core.errors import UserError
+from core.files import atomic_write_text
 
 CONFIG_FILE_NAME = "gpuguide.toml"
 
@@ -138,9 +139,7 @@ def write_fitted(section: str, values: dict[str, Any], written_by: str, path: Pa
     """Replace one section ("retrieval" or "scope") of the fitted defaults, atomically (a fitting script's output)."""
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data[section] = {"written_by": written_by, "index": values}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 FITTED: dict[str, Any] = _load_fitted()

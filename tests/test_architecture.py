@@ -163,3 +163,39 @@ def test_bench_scripts_touch_no_private_attributes_of_project_objects() -> None:
                 continue  # the script's own classes
             private.append(f"{path.name}:{node.lineno}: .{node.attr}")
     assert private == [], f"bench/ should use public methods only: {private}"
+
+
+# --- one way to put a file into place ----------------------------------------------------------------------
+# core/files.py writes a temp file and renames it into place (removing it on failure); index/swap.py swaps
+# whole index directories. Any other product module that renames files on its own is a second copy of that
+# helper, with its own ways to leave half-written or temp files behind.
+RENAMERS_ALLOWED = {"core.files", "index.swap"}
+
+
+def _renames(path: Path) -> list[int]:
+    """Lines that rename a file: os.replace/os.rename/shutil.move, or a one-argument `.replace`/`.rename` call
+    (Path.replace(target); str.replace always takes two)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value.id if isinstance(node.func.value, ast.Name) else None
+        attr = node.func.attr
+        if (owner, attr) in {("os", "replace"), ("os", "rename"), ("shutil", "move")} or (
+            attr in {"replace", "rename"} and owner not in {"os", "shutil"} and len(node.args) == 1 and not node.keywords
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_write_helper_and_the_index_swap_rename_files_into_place() -> None:
+    renamers = {module: lines for module, path in _project_modules().items() if (lines := _renames(path))}
+    assert set(renamers) <= RENAMERS_ALLOWED, {m: ln for m, ln in renamers.items() if m not in RENAMERS_ALLOWED}
+    assert len(renamers) <= 2
+
+
+def test_the_rename_finder_sees_each_way_of_renaming(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("import os, shutil\nos.replace(a, b)\ntmp.replace(path)\np.rename(q)\nshutil.move(a, b)\n"
+                      "text.replace('a', 'b')\n", encoding="utf-8")
+    assert _renames(source) == [2, 3, 4, 5]
