@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assistant import doctor
 from assistant.services import current_catalog, eval_planner
 from core.errors import UserError
 from core.settings import Settings, load_settings
@@ -638,6 +639,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help="address to listen on (default ui.host, 127.0.0.1); others need ui.auth_*")
     p.add_argument("--port", type=int, help="port (default ui.port, 7860)")
     p.set_defaults(handler=cmd_serve, settings_overrides=_serve_overrides)
+
+    p = sub.add_parser("doctor", help=doctor.HELP)
+    doctor.add_arguments(p)
+    p.set_defaults(handler=doctor.command)
 
     for register in _EXTRA_COMMANDS:
         register(sub)

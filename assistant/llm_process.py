@@ -1,7 +1,7 @@
 """The embedded chat model in a process of its own (`llm.separate_process`), answering over JSON lines.
 
 Why: on the H200 machine a CUDA build of llama.cpp crashed (SIGSEGV) loading the model in any process that had
-imported numpy or torch first, and torch crashed importing after it (bench/gpu_doctor.py checks a machine).
+imported numpy or torch first, and torch crashed importing after it (`gpuguide doctor` checks a machine).
 The app needs numpy and torch, so on a GPU build the model runs in a child that imports llama_cpp before
 anything else. A crash there ends the child, not the server: the question gets a one-line error and the next
 one starts a new child. The child is `python -c "import llama_cpp; ..."` rather than multiprocessing, whose
@@ -152,7 +152,7 @@ class SeparateProcessLLM:
             child.kill()
         return ModelProcessError(
             f"the chat model's process stopped ({_how(child)}); the next question starts it again. "
-            "If it keeps stopping, run bench/gpu_doctor.py or set llm.gpu_layers = 0"
+            "If it keeps stopping, run `gpuguide doctor` or set llm.gpu_layers = 0"
         )
 
 
