@@ -13,6 +13,7 @@ import functools
 import logging
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,12 +58,14 @@ def plan_next(
     resources: list[Resource], read_ids: set[str], interest: str = "", k: int = 5,
     interest_scores: dict[str, float] | None = None, focus_threshold: float = 0.5,
     reading_ids: set[str] | frozenset[str] = frozenset(), skipped_ids: set[str] | frozenset[str] = frozenset(),
+    subject: str = "", subject_ids: Sequence[str] = (),
 ) -> Plan:
     """Unread picks in the guide's order, the learner's focus first. `interest_scores` (topic → 0..1)
     replaces the scores of the `interest` text when the caller has already understood it.
 
     What the learner is reading comes first (finish before starting more), then the rules below; read and
-    skipped resources are never picked, and a skipped one counts as done when finding a topic's next tier."""
+    skipped resources are never picked, and a skipped one counts as done when finding a topic's next tier.
+    `subject_ids` ("anything else about `subject`?", best first) come before the guide's order."""
     by_topic: dict[str, list[Resource]] = defaultdict(list)
     for res in sorted(resources, key=lambda r: r.position):
         by_topic[res.topic].append(res)
@@ -90,6 +93,11 @@ def plan_next(
         if res.id in reading_ids:
             where = f"Tier {res.tier} · {res.topic}" if res.tier is not None else f"{res.topic} › {res.section}"
             add(res, f"{where} — you are reading this: finish it before starting more")
+    for rid in subject_ids:  # "anything else about X": the items about X, wherever they are
+        res = next((r for r in resources if r.id == rid), None)
+        if res is not None:
+            where = f"Tier {res.tier} · {res.topic}" if res.tier is not None else f"{res.topic} › {res.section}"
+            add(res, f"{where} — about {subject or 'what you asked'}, elsewhere in the guide")
     for topic in focus:  # a focus: its lowest unread tier first, then its next tiers
         for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=True, skipped_ids=set(skipped_ids)):
             add(res, reason)
@@ -182,7 +190,8 @@ class NextReads:
         plan = plan_next(self.resources, read, k=k, interest_scores=understanding.interest,
                          focus_threshold=self.focus_threshold,
                          reading_ids={i for i, st in states.items() if st == "reading"},
-                         skipped_ids={i for i, st in states.items() if st == "skipped"})
+                         skipped_ids={i for i, st in states.items() if st == "skipped"},
+                         subject=understanding.subject, subject_ids=understanding.subject_ranking)
         return understanding, plan
 
     def answer(self, question: str, profile_read: set[str], k: int = 5, states: dict[str, str] | None = None) -> Answer:
@@ -214,8 +223,13 @@ def explain(understanding: Understanding, plan: Plan, profile_read: set[str],
         lines.append(f"Counting as read: the {len(profile_read)} resources marked read in your progress.")
     else:
         lines.append("Counting as read: nothing yet (say what you have read, or tick it in the Guide tab).")
+    if understanding.unplaced:
+        lines.append(f"I couldn't place: {'; '.join(understanding.unplaced)} (not counted; use a title from the "
+                     "guide, or tick it in the Guide tab).")
     asked = [t for t in plan.focus_topics if understanding.interest.get(t, 0.0) > 0]
-    if asked:
+    if understanding.subject:
+        lines.append(f"Asked about: {understanding.subject}, across every topic of the guide.")
+    elif asked:
         lines.append(f"Focus: {', '.join(asked[:3])}.")
     elif plan.focus_topics:
         lines.append(f"Focus: {', '.join(plan.focus_topics[:3])} (the topics you are reading).")

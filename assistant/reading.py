@@ -65,6 +65,8 @@ GROUP_WORDS = frozenset({
 })
 # nouns that stand for "a resource" and name nothing
 FILLER_NOUNS = frozenset({"resource", "item", "entry", "thing", "piece", "pieces", "one", "ones", "link", "links"})
+# "anything else about X": the learner asks past what they have, across the guide, by subject
+SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
 COUNT_WORDS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "pair": 2, "couple": 2}
 TIER_NUMBERS = {"one": 1, "two": 2, "three": 3, "first": 1, "second": 2, "third": 3, "1": 1, "2": 2, "3": 3}
 # the catalog's kinds, and the general nouns a learner uses for them
@@ -77,6 +79,10 @@ KIND_NOUNS = {
 # host parts every site has
 _HOST_NOISE = frozenset({"www", "com", "org", "net", "io", "ai", "dev", "co", "html", "blog", "blogs", "docs",
                          "readme", "md", "p", "posts", "post", "article", "articles", "abs", "pdf", "index"})
+
+# the interest clause embedded: its first words (a long message costs the model time, not meaning)
+DENSE_WORDS = 48
+ITEM_VECTORS = True  # topics are also matched through their items' title + note
 
 _RAW_WORD = re.compile(r"\d+(?:\.\d+)?[a-z]*\+?|[a-z][a-z0-9]*(?:'[a-z]+)?", re.IGNORECASE)
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -350,8 +356,28 @@ _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|e
 _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 
 
+def _unquoted(text: str) -> str:
+    """The text with quoted spans blanked: a quoted title's words ("How to ...", "Understanding ...") are
+    no verbs of the sentence."""
+    from assistant.mentions import quoted_spans
+
+    for start, end, _ in reversed(quoted_spans(text)):
+        text = text[:start] + " " + text[end:]
+    return text
+
+
+def _protect_quotes(text: str) -> str:
+    """Separators inside a quoted title ("Inside NVIDIA GPUs: Anatomy of ...") do not split the sentence."""
+    from assistant.mentions import quoted_spans
+
+    for start, end, _ in reversed(quoted_spans(text)):
+        inner = re.sub(r"[,;:!?()]|\.(?=\s)|\s[-–—]\s", " ", text[start:end])
+        text = text[:start] + inner + text[end:]
+    return text
+
+
 def _role(text: str) -> str | None:
-    ws = words(text)
+    ws = words(_unquoted(text))
     bare = [w.removesuffix("'s") for w in ws]
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
     done = False
@@ -394,7 +420,7 @@ def split_clauses(text: str) -> list[Clause]:
     to it (the titles listed after "I've read", or before "... are done"); words after "after" or
     "once" are read; everything else says what the learner wants."""
     clauses: list[Clause] = []
-    for sentence in _SENTENCES.split(text):
+    for sentence in _SENTENCES.split(_protect_quotes(text)):
         if not sentence.strip():
             continue
         parts: list[list] = []  # [text, role or None]
@@ -457,6 +483,9 @@ class Understanding:
     mentions: list[Mention]
     interest: dict[str, float]  # topic → 0..1
     interest_text: str
+    unplaced: list[str] = field(default_factory=list)  # read mentions that link to nothing ("I couldn't place")
+    subject: str = ""  # "anything else about X": X, when the learner asks across the guide by subject
+    subject_ranking: list[str] = field(default_factory=list)  # resource ids about X, best first
 
     @property
     def read_ids(self) -> set[str]:
@@ -485,7 +514,12 @@ class Reader:
         self.resource_threshold = resource_threshold
         self.group_threshold = group_threshold
         self._section_vectors: np.ndarray | None = None
+        self._item_vectors: np.ndarray | None = None
         self._dense_top = 0.0
+        from assistant.mentions import Linker
+
+        self.linker = Linker(self.index)
+        self._understood: dict[str, Understanding] = {}  # routing and planning read the same sentence once
 
     @property
     def resources(self) -> list[Resource]:
@@ -494,12 +528,24 @@ class Reader:
     # --- history -----------------------------------------------------------------------------------
 
     def understand(self, text: str) -> Understanding:
+        hit = self._understood.get(text)
+        if hit is None:
+            hit = self._understand(text)
+            if len(self._understood) > 256:
+                self._understood.clear()
+            self._understood[text] = hit
+        return hit
+
+    def _understand(self, text: str) -> Understanding:
         clauses = split_clauses(text)
         asks = any(c.role == "want" for c in clauses)
         mentions: list[Mention] = []
+        unplaced: list[str] = []
         for clause in clauses:
             if clause.role == "read":
-                mentions += self.mentions(clause.text)
+                found, missed = self.mentions_placed(clause.text)
+                mentions += found
+                unplaced += missed
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
@@ -513,11 +559,13 @@ class Reader:
             for r in m.resources:
                 read.setdefault(r.id, r)
         want = " ".join(c.text for c in clauses if c.role == "want")
-        interest = self.interest(want)
-        if read and _ANAPHOR.search(want):  # "systems around this": the topic just read
+        subject, ranking = self.subject(want, set(read))
+        interest = {} if subject else self.interest(want)
+        if read and not subject and _ANAPHOR.search(want):  # "systems around this": the topic just read
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
-        return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want)
+        return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
+                             unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking)
 
     def _named_within(self, tail: str, members: list[Resource]) -> set[str]:
         """The ids among `members` an "except ..." names: a tier, a section, or resources."""
@@ -537,6 +585,32 @@ class Reader:
 
     def mentions(self, text: str) -> list[Mention]:
         """The resources a history clause names, phrase by phrase."""
+        return self.mentions_placed(text)[0]
+
+    def mentions_placed(self, text: str) -> tuple[list[Mention], list[str]]:
+        """The mentions of a history clause, and the name-like ones that link to nothing.
+
+        Quoted spans are linked first (mentions.Linker: the title or group name they spell) and taken out
+        of the clause; the rest goes through the phrase rules below."""
+        from assistant.mentions import looks_like_a_name, quoted_spans
+
+        quoted: list[Mention] = []
+        unplaced: list[str] = []
+        for start, end, inner in reversed(quoted_spans(text)):
+            link = self.linker.link_title(inner)
+            if link is not None and link.group is not None:
+                continue  # a quoted topic or section name: whether all of it was read is the phrase rules' call
+            if link is not None:
+                quoted.insert(0, Mention(inner, link.resources, link.group))
+                text = text[:start] + " , " + text[end:]
+            elif looks_like_a_name(inner) and not self._mentions(inner, []):
+                unplaced.insert(0, inner[:80])
+                text = text[:start] + " , " + text[end:]
+        return quoted + self._mentions(text, unplaced), unplaced
+
+    def _mentions(self, text: str, unplaced: list[str]) -> list[Mention]:
+        from assistant.mentions import looks_like_a_name
+
         out: list[Mention] = []
         for url in _URL.findall(text):
             key = url_key(url.rstrip(".,"))
@@ -591,6 +665,9 @@ class Reader:
             mention = self.resolve(seg, fallback_kind=shared_kind, context=context)
             if mention is not None:
                 out.append(mention)
+            elif looks_like_a_name(_object_of(seg).strip()) and any(
+                    not self.index.known(t) for t in content_terms(_object_of(seg))):
+                unplaced.append(_object_of(seg).strip()[:80])
         return out
 
     def _plural(self, word: str) -> bool:
@@ -756,6 +833,35 @@ class Reader:
             return {}  # words every topic shares ("scaling", "training"): no focus of their own
         return normalised
 
+    def subject(self, want: str, read_ids: set[str]) -> tuple[str, list[str]]:
+        """"Anything else about X?": X, and the unread items whose title (then authors, then note) names it,
+        across every topic, best first. Only when the learner asks past what they have (SUBJECT_CUES) and
+        names something more specific than the whole field."""
+        ws = [w.removesuffix("'s") for w in words(want)]
+        if not any(w in SUBJECT_CUES for w in ws):
+            return "", []
+        text = _THE_LIST.sub(" ", want)
+        said = [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
+        terms = [t for t in said if not self.index.generic(t)]
+        if not terms:
+            return "", []
+        idx = self.index
+        total = sum(idx.weight(t) for t in terms)
+        scored = []
+        for res in self.resources:
+            if res.id in read_ids:
+                continue
+            title = set(content_terms(res.title)) | idx._joined(res.title)
+            got = sum(idx.weight(t) * (1.0 if t in title else 0.7 if t in idx.strong[res.id] else
+                                       0.4 if t in idx.weak[res.id] else 0.0) for t in terms)
+            if got > 0:
+                scored.append((got / total, res))
+        if not scored:
+            return "", []
+        scored.sort(key=lambda x: (-x[0], x[1].tier if x[1].tier is not None else 99, x[1].position))
+        surface = [w for w in words(text) if stem(w.removesuffix("'s")) in terms or w in terms]
+        return " ".join(dict.fromkeys(surface)) or " ".join(terms), [r.id for _, r in scored]
+
     def _name_like(self, term: str) -> bool:
         """A product or paper name rather than an ordinary word: not in the embedder's English word list
         when there is one, else written in the catalog in capitals, camel case or with digits."""
@@ -772,16 +878,24 @@ class Reader:
             out.append(f"{topic}: {section}")
         return out
 
+    def item_descriptions(self) -> list[str]:
+        return [f"{r.topic}: {r.section}: {r.title}. {r.note}" for r in self.resources]
+
     def _dense_interest(self, text: str) -> dict[str, float]:
+        """Embedding similarity of the interest to each topic: its best section name or item (title + note),
+        so a goal in plain words ("how training is split across GPUs") finds the section that teaches it."""
         if self.embed_query is None or self.embed_documents is None or not text.strip():
             return {}
-        if self._section_vectors is None:
+        if self._section_vectors is None or self._item_vectors is None:
             self._section_vectors = np.asarray(self.embed_documents(self.section_descriptions()), dtype=np.float32)
-        q = np.asarray(self.embed_query(text), dtype=np.float32)
-        sims = self._section_vectors @ q
+            self._item_vectors = np.asarray(self.embed_documents(self.item_descriptions()), dtype=np.float32)
+        q = np.asarray(self.embed_query(" ".join(text.split()[:DENSE_WORDS])), dtype=np.float32)
         by_topic: dict[str, float] = {}
-        for (topic, _), sim in zip(self.index.sections, sims, strict=True):
+        for (topic, _), sim in zip(self.index.sections, self._section_vectors @ q, strict=True):
             by_topic[topic] = max(by_topic.get(topic, -1.0), float(sim))
+        if ITEM_VECTORS:
+            for res, sim in zip(self.resources, self._item_vectors @ q, strict=True):
+                by_topic[res.topic] = max(by_topic.get(res.topic, -1.0), float(sim))
         values = sorted(by_topic.values())
         median, top = values[len(values) // 2], values[-1]
         self._dense_top = top

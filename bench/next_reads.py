@@ -175,24 +175,75 @@ def run_learners(front: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def learners_report(args: argparse.Namespace) -> dict[str, Any]:
+class DiskQueries:
+    """The embedder with query vectors kept in an on-disk cache too (`--embed-cache`): repeated runs of the
+    same messages (ablations) then time the rules, not the model. Never used for the latency figures."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+
+    def embed_query(self, text: str) -> Any:
+        return self.embedder.embed_documents([text])[0]
+
+    def embed_documents(self, texts: Any) -> Any:
+        return self.embedder.embed_documents(texts)
+
+    def english_words(self) -> set[str]:
+        return self.embedder.english_words()
+
+
+# The word lists of assistant/reading.py and assistant/route.py that `--ablate NAME` empties for one run.
+ABLATABLE = {
+    "DONE_WORDS": "assistant.reading", "NEGATION_WORDS": "assistant.reading", "WANT_WORDS": "assistant.reading",
+    "GROUP_WORDS": "assistant.reading", "FILLER_NOUNS": "assistant.reading", "COUNT_WORDS": "assistant.reading",
+    "KIND_NOUNS": "assistant.reading", "SUBJECT_CUES": "assistant.reading",
+    "REQUEST_WORDS": "assistant.route", "GAP_QUESTION_WORDS": "assistant.route",
+}
+
+
+def ablate(name: str) -> None:
+    """Empty one word list in place (a frozenset is rebound in every module that imported it)."""
+    import importlib
+
+    module = importlib.import_module(ABLATABLE[name])
+    old = getattr(module, name)
+    empty: Any = {} if isinstance(old, dict) else frozenset()
+    for mod_name in ("assistant.reading", "assistant.route", "assistant.mentions", "assistant.planner"):
+        mod = sys.modules.get(mod_name) or importlib.import_module(mod_name)
+        if getattr(mod, name, None) is old:
+            setattr(mod, name, empty)
+
+
+def learners_front(embed_cache: Path | None = None) -> Any:
     from assistant.planner import NextReads
-    from ingest.catalog import load_catalog
-    from index.embed import Embedder, EmbeddingCache
     from core.settings import load_settings
+    from index.embed import Embedder, EmbeddingCache
+    from ingest.catalog import load_catalog
 
     settings = load_settings()
     knobs = settings.planner
-    embedder = Embedder(settings, cache=EmbeddingCache(Path(":memory:")))
-    front = NextReads(load_catalog(), embedder=embedder, route_weights=dict(knobs.route_weights),
-                      route_intercept=knobs.route_intercept, route_threshold=knobs.route_threshold,
-                      focus_threshold=knobs.focus_threshold)
+    embedder: Any = Embedder(settings, cache=EmbeddingCache(embed_cache or Path(":memory:")))
+    if embed_cache is not None:
+        embedder = DiskQueries(embedder)
+    return NextReads(load_catalog(), embedder=embedder, route_weights=dict(knobs.route_weights),
+                     route_intercept=knobs.route_intercept, route_threshold=knobs.route_threshold,
+                     focus_threshold=knobs.focus_threshold)
+
+
+def learners_report(args: argparse.Namespace) -> dict[str, Any]:
+    for name in args.ablate:
+        ablate(name)
+    front = learners_front(args.embed_cache)
     rows = load(args.learners_file)
     front.decide("warm up: what should I read next?")
-    report = {
-        "tuned on: seeds " + ", ".join(map(str, TUNE_SEEDS)): run_learners(front, [r for r in rows if r["seed"] in TUNE_SEEDS]),
-        "unseen: other seeds": run_learners(front, [r for r in rows if r["seed"] not in TUNE_SEEDS]),
-    }
+    report: dict[str, Any] = {}
+    if args.ablate:
+        report["ablated"] = args.ablate
+    if not args.unseen_only:
+        report["tuned on: seeds " + ", ".join(map(str, TUNE_SEEDS))] = run_learners(
+            front, [r for r in rows if r["seed"] in TUNE_SEEDS])
+    if not args.tuned_only:
+        report["unseen: other seeds"] = run_learners(front, [r for r in rows if r["seed"] not in TUNE_SEEDS])
     return report
 
 
@@ -206,6 +257,12 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list the questions that went wrong")
     parser.add_argument("--learners", action="store_true", help="the generated learner messages instead")
     parser.add_argument("--learners-file", type=Path, default=LEARNERS)
+    parser.add_argument("--embed-cache", type=Path, default=None,
+                        help="keep query vectors in this file across runs (ablations; not for latency)")
+    parser.add_argument("--ablate", action="append", default=[], choices=sorted(ABLATABLE),
+                        help="empty this word list for the run (repeatable)")
+    parser.add_argument("--tuned-only", action="store_true", help="--learners: seeds 0-2 only")
+    parser.add_argument("--unseen-only", action="store_true", help="--learners: seeds 3-4 only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.home:
@@ -214,7 +271,8 @@ def main() -> int:
         report = learners_report(args)
         if not args.misses:
             for part in report.values():
-                part["misses"] = len(part["misses"])
+                if isinstance(part, dict):
+                    part["misses"] = len(part["misses"])
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
 
