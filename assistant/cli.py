@@ -1,4 +1,5 @@
-"""The `gpuguide` command: one subcommand per pipeline stage, each a thin shell over that stage's API.
+"""The `gpuguide` command: one subcommand per operation, each a thin shell over the front object
+(`assistant.guide.Guide`): parse the arguments, call the Guide, print what it returns.
 
 Errors a user can fix (`UserError`) print as one line on stderr with exit status 2.
 """
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant import doctor
-from assistant.services import current_catalog, eval_planner
+from assistant.guide import Guide
+from assistant.services import eval_planner
 from core.errors import UserError
 from core.settings import Settings, load_settings
 
@@ -75,12 +77,12 @@ def cmd_config(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.catalog import filter_resources, load_catalog, parse_source
+    from ingest.catalog import filter_resources, parse_source
 
     if args.catalog_command == "sync":
         return _catalog_sync(args, settings)
     source = args.source or settings.catalog.source
-    resources = parse_source(source, settings.crawl).resources if source else load_catalog(synced_file=settings.catalog_file)
+    resources = parse_source(source, settings.crawl).resources if source else Guide(settings).resources
     resources = filter_resources(resources, tier=args.tier, topic=args.topic, kind=args.kind)
     if args.json:
         _print_json([r.to_dict() for r in resources])
@@ -127,31 +129,23 @@ def _print_report(report: Any, as_json: bool) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.store import ChunkStore
-
+    guide = Guide(settings)
     if args.report:
-        report = ChunkStore(settings.store_file).last_report()
+        report = guide.last_report()
         if report is None:
             raise UserError(f"no ingest has run in {settings.home} yet; run 'gpuguide ingest'")
         _print_report(report, args.json)
         return 0
-    from ingest.pipeline import run_ingest
-
-    for warc in settings.crawl.warcs:
-        if not warc.is_file():
-            raise UserError(f"--warc {warc}: no such file; pass a .warc or .warc.gz archive")
     only = None
     if args.pending:
-        from ingest.refresh import pending_crawl
-
-        only = {r.id for r in pending_crawl(settings, current_catalog(settings))}
+        only = {r.id for r in guide.pending()}
         if not only:
             print("no resource waits for a crawl")
             return 0
-    result = run_ingest(current_catalog(settings), settings, refresh=args.refresh, progress=not args.json, only=only)
+    result = guide.ingest(refresh=args.refresh, progress=not args.json, only=only)
     if not args.no_index:
-        _build_index(settings, rebuild=False, quiet=args.json)
-    report = ChunkStore(settings.store_file).last_report()
+        _build_index(guide, rebuild=False, quiet=args.json)
+    report = guide.last_report()
     if args.json:
         _print_report(report, True)
     else:
@@ -169,10 +163,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _catalog_sync(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.listsync import sync_list
-    from ingest.refresh import pending_crawl
-
-    record = sync_list(settings, args.from_, force=args.force)
+    guide = Guide(settings)
+    record = guide.sync_list(args.from_, force=args.force)
     print(f"synced {record.resources} resources ({record.format} format) from {record.source} "
           f"into {settings.catalog_file}")
     print(record.summary())
@@ -182,16 +174,14 @@ def _catalog_sync(args: argparse.Namespace, settings: Settings) -> int:
     for entry in record.changed:
         print(f"  changed ({', '.join(entry.fields)}): {entry.title}")
     if not record.unchanged:
-        queued = len(pending_crawl(settings, current_catalog(settings))) if settings.store_file.exists() else 0
+        queued = len(guide.pending()) if settings.store_file.exists() else 0
         crawl = f"; {queued} resources wait for a crawl ('gpuguide ingest --pending')" if queued else ""
         print(f"run 'gpuguide index' to update the cards and the index (no re-crawl){crawl}")
     return 0
 
 
-def _build_index(settings: Settings, rebuild: bool, quiet: bool = False) -> Any:
-    from assistant.services import refresh_and_index
-
-    refresh, report = refresh_and_index(settings, rebuild=rebuild)
+def _build_index(guide: Guide, rebuild: bool, quiet: bool = False) -> Any:
+    refresh, report = guide.index(rebuild=rebuild)
     if not quiet:
         if not refresh.empty:
             print(refresh.summary())
@@ -203,14 +193,9 @@ def _build_index(settings: Settings, rebuild: bool, quiet: bool = False) -> Any:
 
 
 def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.store import ChunkStore
-
-    resource_id = None
-    if args.resource:
-        from assistant.profile import resolve_resource
-
-        resource_id = resolve_resource(args.resource, current_catalog(settings)).id
-    chunks = ChunkStore(settings.store_file).chunks(resource_id)
+    guide = Guide(settings)
+    resource_id = guide.resolve(args.resource).id if args.resource else None
+    chunks = guide.stored_chunks(resource_id)
     for chunk in chunks:
         record = {
             "chunk_id": chunk.chunk_id, "resource_id": chunk.resource_id, "url": chunk.url,
@@ -234,29 +219,19 @@ def cmd_chunks(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.store_file.exists():
         raise UserError(f"no ingested chunks in {settings.home}; run 'gpuguide ingest' first")
-    _build_index(settings, rebuild=args.rebuild)
+    _build_index(Guide(settings), rebuild=args.rebuild)
     return 0
 
 
-def _searcher(settings: Settings) -> Any:
-    from index.search import load_searcher
-
-    return load_searcher(settings)
-
-
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.profile import Profile
-
-    exclude = Profile(settings.profile_file).read_ids() if args.unread else None
-    searcher = _searcher(settings)
-    hits = searcher.search(
-        args.query, k=args.k, mode=args.mode, tier=args.tier, topic=args.topic, kind=args.kind, exclude_read=exclude
-    )
-    outcome = searcher.outcome(args.query, hits)  # search never refuses: it labels what it shows
+    guide = Guide(settings)
+    hits = guide.search(args.query, k=args.k, mode=args.mode, tier=args.tier, topic=args.topic, kind=args.kind,
+                        unread_only=args.unread)
+    outcome = guide.outcome(args.query, hits)  # search never refuses: it labels what it shows
     if args.json:
         from assistant.serialize import search_dict
 
-        scope = searcher.scope_probability(args.query, hits) if hits else 0.0
+        scope = guide.scope(args.query, hits)
         _print_json(search_dict(args.query, outcome, scope, hits, settings.catalog.list_url))
         return 0
     if hits and outcome != "answer":
@@ -305,12 +280,6 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 # --- ask, next, read -----------------------------------------------------------------------------
 
 
-def _assistant(settings: Settings) -> Any:
-    from assistant.chain import Assistant
-
-    return Assistant(settings, _searcher(settings), resources=current_catalog(settings))
-
-
 def _llm_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "llm", None):
         return {"llm": {"backend": "extractive" if args.llm == "none" else args.llm}}
@@ -320,16 +289,16 @@ def _llm_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.chain import Query
 
-    assistant = _assistant(settings)
+    guide = Guide(settings)
     query = Query(args.question, tier=args.tier, topic=args.topic, kind=args.kind, unread_only=args.unread)
     if args.json:
         from assistant.serialize import answer_dict
 
-        _print_json(answer_dict(assistant.ask(query)))
+        _print_json(answer_dict(guide.ask(query)))
         return 0
     answer = None
     streamed = False
-    for event in assistant.stream(query):
+    for event in guide.stream(query):
         if event.kind == "sources" and event.answer is not None and settings.llm.backend != "extractive" and not event.answer.abstained and event.answer.route == "search":
             print("sources: " + "; ".join(f"[{c.n}] {c.title}" for c in event.answer.citations), flush=True)
         elif event.kind == "token":
@@ -358,27 +327,18 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_next(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.planner import plan_next, plan_time
-    from assistant.profile import Profile
-    from assistant.reading import resolve_reads
-    from assistant.readtime import estimate_all, stored_chunks
+    from assistant.planner import plan_time
 
-    resources = current_catalog(settings)
-    said = resolve_reads(args.read, resources)
-    states = Profile(settings.profile_file).states()
-    read = {i for i, st in states.items() if st == "read"} | said
-    plan = plan_next(resources, read, interest=args.interest or "", k=args.k,
-                     focus_threshold=settings.planner.focus_threshold,
-                     reading_ids={i for i, st in states.items() if st == "reading"},
-                     skipped_ids={i for i, st in states.items() if st == "skipped"})
-    times = estimate_all(resources, stored_chunks(settings), settings.learning)
+    guide = Guide(settings)
+    planned = guide.plan(interest=args.interest or "", k=args.k, read=args.read)
+    plan, said, times = planned.plan, planned.said, guide.times()
     if args.json:
         from assistant.serialize import plan_dict
 
-        _print_json(plan_dict(plan, settings.catalog.list_url, counted_as_read=said, read=read, times=times))
+        _print_json(plan_dict(plan, settings.catalog.list_url, counted_as_read=said, read=planned.read, times=times))
         return 0
     if said:
-        print("Counting as read: " + "; ".join(r.title for r in resources if r.id in said) + "\n")
+        print("Counting as read: " + "; ".join(r.title for r in guide.resources if r.id in said) + "\n")
     for i, pick in enumerate(plan.picks, start=1):
         took = times[pick.resource.id].label()
         print(f"{i}. {pick.resource.title}  ({took})\n   {pick.reason}\n   {pick.resource.url or '(no link)'}")
@@ -392,33 +352,24 @@ READ_ACTIONS = {"add": "read", "remove": "unread", "reading": "reading", "skip":
 
 
 def cmd_read(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.profile import Profile, resolve_resource
-
-    profile = Profile(settings.profile_file)
-    resources = current_catalog(settings)
+    guide = Guide(settings)
     if args.action == "list":
-        states = profile.states()
-        for res in resources:
+        states = guide.states()
+        for res in guide.resources:
             if res.id in states:
                 print(f"{states[res.id]}\t{res.id}\t{res.place}\t{res.title}")
         return 0
     if not args.refs:
         raise UserError(f"'gpuguide read {args.action}' needs at least one URL or id")
-    ids = [resolve_resource(ref, resources).id for ref in args.refs]
+    ids = [guide.resolve(ref).id for ref in args.refs]
     state = READ_ACTIONS[args.action]
-    profile.set_state(ids, state)
+    guide.set_state(ids, state)
     print(f"marked {state}: {', '.join(ids)}")
     return 0
 
 
 def cmd_path(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.path import learning_path
-    from assistant.profile import Profile
-    from assistant.readtime import estimate_all, stored_chunks
-
-    resources = current_catalog(settings)
-    times = estimate_all(resources, stored_chunks(settings), settings.learning)
-    path = learning_path(resources, Profile(settings.profile_file).states(), times)
+    path = Guide(settings).learning_path()
     if args.json:
         _print_json(path.to_dict(settings.catalog.list_url))
         return 0
@@ -434,12 +385,9 @@ def cmd_path(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _digest(args: argparse.Namespace, settings: Settings, kind: str) -> int:
-    from assistant.digest import digest_maker_for, render_text
-    from assistant.profile import resolve_resource
+    from assistant.digest import render_text
 
-    resources = current_catalog(settings)
-    resource = resolve_resource(args.resource, resources)
-    digest = digest_maker_for(settings, resources).digest(resource.id, kind, refresh=args.refresh)
+    digest = Guide(settings).digest(args.resource, kind, refresh=args.refresh)
     if args.json:
         _print_json(digest.to_dict())
     else:
@@ -460,37 +408,15 @@ def _digest_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.export import anki_csv, path_markdown, write_text_atomic
-
     if not (args.markdown or args.anki):
         raise UserError("'gpuguide export' needs --markdown FILE and/or --anki FILE")
-    resources = current_catalog(settings)
+    done = Guide(settings).export(markdown=args.markdown, anki=args.anki, make_missing=args.make_missing)
     if args.markdown:
-        from assistant.path import learning_path
-        from assistant.profile import Profile
-        from assistant.readtime import estimate_all, stored_chunks
-
-        times = estimate_all(resources, stored_chunks(settings), settings.learning)
-        path = learning_path(resources, Profile(settings.profile_file).states(), times)
-        write_text_atomic(args.markdown, path_markdown(path, settings.catalog.list_url))
-        print(f"path written to {args.markdown}: {path.summary()}")
+        print(f"path written to {args.markdown}: {done.path_summary}")
     if args.anki:
-        from assistant.digest import QUIZ, digest_maker_for
-        from assistant.profile import Profile
-
-        maker = digest_maker_for(settings, resources)
-        states = Profile(settings.profile_file).states()
-        digests = []
-        for res in sorted(resources, key=lambda r: r.position):
-            made = maker.cached(res.id, QUIZ, any_backend=True)
-            if made is None and args.make_missing and states.get(res.id) in ("reading", "read"):
-                made = maker.digest(res.id, QUIZ)
-            if made is not None and made.questions:
-                digests.append(made)
-        write_text_atomic(args.anki, anki_csv(digests))
-        n = sum(len(d.questions) for d in digests)
-        print(f"{n} self-check questions of {len(digests)} resources written to {args.anki} (Anki: File › Import)")
-        if not digests:
+        print(f"{done.questions} self-check questions of {done.resources} resources written to {args.anki} "
+              "(Anki: File › Import)")
+        if not done.resources:
             print("gpuguide: no self-checks made yet; run 'gpuguide quiz ID' or add --make-missing", file=sys.stderr)
     return 0
 

@@ -1,8 +1,7 @@
-"""The operations the CLI, the app and bench/ share, as plain functions over `Settings` (no printing):
-an index built from the stored chunks, the reading planner as the evaluator calls it.
+"""Plain-function spellings of a few front-object operations (assistant/guide.py), for callers that hold
+only `Settings`: an index built from the stored chunks, the reading planner as the evaluator calls it.
 
-They live here rather than in `assistant/cli.py` so that nothing imports the CLI: the CLI is the outer
-shell and only calls inwards.
+Each is one call on a `Guide`, so there is still one implementation of every operation.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from assistant.guide import Guide
 from core.errors import UserError
 from core.settings import Settings
 from index.records import BuildReport
@@ -32,32 +32,23 @@ def build_index_from_store(settings: Settings, rebuild: bool = False, embedder: 
 def refresh_and_index(
     settings: Settings, rebuild: bool = False, embedder: Any = None
 ) -> tuple[CatalogRefresh, BuildReport]:
-    """Bring the store's cards and context headers in line with the catalog in use (a list update needs no
-    crawl: `ingest/refresh.py`), then index every stored chunk (incremental unless `rebuild`)."""
-    from index.build import build_index
-    from ingest.refresh import refresh_from_catalog
-    from ingest.store import ChunkStore
-
-    resources = current_catalog(settings)
-    refresh = refresh_from_catalog(settings, resources)
-    chunks = ChunkStore(settings.store_file).chunks()
-    return refresh, build_index(chunks, resources, settings, rebuild=rebuild, embedder=embedder)
+    """`Guide.index`: the store's cards and context headers in line with the catalog in use (a list update
+    needs no crawl), then every stored chunk indexed (incremental unless `rebuild`)."""
+    return Guide(settings, embedder=embedder).index(rebuild=rebuild)
 
 
 def eval_planner(settings: Settings) -> Callable[[str, list[str], int], list[str]]:
-    """The reading planner as `index.evaluate.run_eval` calls it: (question, read URLs, k) → picked URLs."""
-    from assistant.planner import plan_next
-    from assistant.profile import resolve_resource
-
-    resources = current_catalog(settings)
+    """The reading planner as `index.evaluate.run_eval` calls it: (question, read URLs, k) → picked URLs.
+    `Guide.plan` with no profile: only what the question's record says was read."""
+    guide = Guide(settings)
 
     def planner(question: str, read_urls: list[str], k: int) -> list[str]:
         read = set()
         for url in read_urls:
             try:
-                read.add(resolve_resource(url, resources).id)
+                read.add(guide.resolve(url).id)
             except UserError:
                 log.warning("eval: read URL %s is not in the catalog", url)
-        return [p.resource.url for p in plan_next(resources, read, interest=question, k=k).picks]
+        return [p.resource.url for p in guide.plan(interest=question, k=k, read=read, states={}).plan.picks]
 
     return planner

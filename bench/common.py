@@ -1,4 +1,5 @@
-"""What the benchmarks share: the real corpus (shared archive + list), indexed once into a data dir."""
+"""What the benchmarks share: the real corpus (shared archive + list), ingested and indexed once into a data dir
+through the front object (assistant/guide.py), as the CLI and the app do."""
 
 from __future__ import annotations
 
@@ -22,17 +23,24 @@ DEFAULT_HOME = ROOT / ".bench-home"
 def real_corpus_settings(home: Path = DEFAULT_HOME):  # noqa: ANN201 - Settings, imported lazily
     """Settings on a data dir holding the shared archive, ingested and indexed (done once, then reused)."""
     os.environ["GPUGUIDE_HOME"] = str(home)
+    from assistant.guide import Guide
     from core.settings import load_settings
 
     settings = load_settings(home=home, crawl={"offline": True, "warcs": [str(WARC)]})
-    if not (settings.index_dir / "manifest.json").exists():
-        from assistant.services import build_index_from_store
+    guide = Guide(settings)
+    if not guide.index_exists():
         from ingest.catalog import parse_source
-        from ingest.pipeline import run_ingest
 
-        run_ingest(parse_source(str(LIST)).resources, settings, progress=False)
-        build_index_from_store(settings)
+        Guide(settings, resources=parse_source(str(LIST)).resources).ingest()
+        guide.index()
     return settings
+
+
+def real_corpus_guide(home: Path = DEFAULT_HOME):  # noqa: ANN201 - Guide, imported lazily
+    """The front object over `real_corpus_settings` (what the CLI and the app call)."""
+    from assistant.guide import Guide
+
+    return Guide(real_corpus_settings(home))
 
 
 def percentiles(samples_s: list[float]) -> dict[str, float]:

@@ -81,7 +81,7 @@ def test_next_reads_follows_tiers_and_skips_what_was_read(client: Client) -> Non
     assert plan["focus_topics"][0] == "Attention & Memory-Bound Kernels"
     assert all(p["reason"] and p["list_url"].startswith("https://") for p in picks)
 
-    with pytest.raises(Exception, match="not in the catalog"):
+    with pytest.raises(Exception, match="names nothing in the catalog"):  # the CLI's `next --read` message
         client.predict("", 3, ["https://example.org/not-there"], api_name="/next_reads")
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from http_fixture import FixtureServer, Reply, crawl_settings, http_server_fixture  # noqa: F401
 
-from assistant.app_state import OFFLINE_HINT, AppState
+from assistant.guide import Guide
+from assistant.jobs import OFFLINE_HINT
 from core.settings import Settings, UISettings
 from index.embed import Embedder
 from ingest.listsync import sync_list
@@ -49,8 +50,8 @@ def app_settings(home: Path, server: FixtureServer, **ui: object) -> Settings:
     return settings
 
 
-def started(settings: Settings, embedder: Embedder) -> AppState:
-    state = AppState(settings, embedder=embedder)
+def started(settings: Settings, embedder: Embedder) -> Guide:
+    state = Guide(settings, embedder=embedder)
     state.prepare()
     return state
 
@@ -59,7 +60,7 @@ def test_first_start_serves_the_catalog_cards_before_any_crawl(isolated_home, ht
     state = started(app_settings(isolated_home, http_server), embedder)
     kinds = {c.source_kind for c in state.assistant().searcher.chunks}
     assert kinds == {"card"}
-    assert state.index_status().crawl_pending == 8
+    assert state.status().crawl_pending == 8
 
 
 def test_first_start_crawls_in_batches_and_the_index_grows(isolated_home, http_server, embedder):
@@ -67,7 +68,7 @@ def test_first_start_crawls_in_batches_and_the_index_grows(isolated_home, http_s
     state = started(app_settings(isolated_home, http_server), embedder)
     cards = len(state.assistant().searcher.chunks)
     assert state.start_first_crawl()
-    job = state.wait_reingest(timeout=240)
+    job = state.wait_job(timeout=240)
     assert job.phase == "done", job.message
     assert (job.crawl.done, job.crawl.total) == (8, 8)
     assert job.batches == 3  # 8 resources, 3 a batch
@@ -75,7 +76,7 @@ def test_first_start_crawls_in_batches_and_the_index_grows(isolated_home, http_s
     pages = [c for c in state.assistant().searcher.chunks if c.source_kind != "card"]
     assert {c.url for c in pages} >= {"https://blog.example.org/posts/tiled-matmul/", "https://docs.example.com/guide/"}
     assert len(state.assistant().searcher.chunks) > cards
-    assert state.index_status().crawl_pending == 0
+    assert state.status().crawl_pending == 0
 
 
 def test_search_answers_while_the_crawl_runs(isolated_home, http_server, embedder):
@@ -84,14 +85,14 @@ def test_search_answers_while_the_crawl_runs(isolated_home, http_server, embedde
     assert state.start_first_crawl()
     hits = state.search("shared memory tiling textbook", k=3)
     assert hits and state.job.running
-    state.wait_reingest(timeout=240)
+    state.wait_job(timeout=240)
 
 
 def test_a_data_dir_that_was_crawled_does_not_crawl_again_on_start(isolated_home, http_server, embedder):
     serve_everything(http_server)
     state = started(app_settings(isolated_home, http_server), embedder)
     state.start_first_crawl()
-    state.wait_reingest(timeout=240)
+    state.wait_job(timeout=240)
     assert not started(state.settings, embedder).start_first_crawl()
 
 
@@ -106,7 +107,7 @@ def test_offline_the_job_says_so_and_how_to_load_an_archive(isolated_home, http_
     settings = settings.model_copy(update={"crawl": settings.crawl.model_copy(update={"offline": True})})
     state = started(settings, embedder)
     assert state.start_first_crawl()
-    job = state.wait_reingest(timeout=120)
+    job = state.wait_job(timeout=120)
     assert job.phase == "offline" and job.message == OFFLINE_HINT
     assert "gpuguide ingest --warc FILE" in OFFLINE_HINT
     assert ChunkStore(settings.store_file).last_report() is None
@@ -122,7 +123,7 @@ def test_unreachable_sites_count_as_offline(isolated_home, http_server, embedder
     settings = settings.model_copy(update={"crawl": settings.crawl.model_copy(update={"url_rewrites": rewrites})})
     state = started(settings, embedder)
     state.start_first_crawl()
-    assert state.wait_reingest(timeout=120).phase == "offline"
+    assert state.wait_job(timeout=120).phase == "offline"
 
 
 def test_reingest_picks_up_a_list_synced_while_the_app_runs(isolated_home, http_server, embedder, tmp_path):
@@ -132,7 +133,7 @@ def test_reingest_picks_up_a_list_synced_while_the_app_runs(isolated_home, http_
     newer.write_text((LISTS / "current.md").read_text().replace("The canonical textbook", "The canonical textbook, 5th edition"))
     sync_list(state.settings, str(newer))
     assert state.start_reingest()
-    job = state.wait_reingest(timeout=240)
+    job = state.wait_job(timeout=240)
     assert job.phase == "done", job.message
     assert job.crawl.done == job.crawl.total == 8
     cards = [c.text for c in state.assistant().searcher.chunks if c.source_kind == "card"]
@@ -154,7 +155,7 @@ def test_a_list_synced_while_the_app_was_stopped_is_applied_at_the_next_start(is
 
     state = started(settings, embedder)  # the next start
     assert state.start_list_update()
-    job = state.wait_reingest(timeout=240)
+    job = state.wait_job(timeout=240)
     assert job.phase in {"done", "offline"}, job.message
     cards = [c.text for c in state.assistant().searcher.chunks if c.source_kind == "card" and "Textbook" in c.text]
     assert cards and all("5th edition" in text for text in cards)

@@ -341,7 +341,7 @@ def _first_start(home: Path, warcs: list[Path]) -> object:
 
     from fixtures.index.corpus import embedder, load_corpus
 
-    from assistant.app_state import AppState
+    from assistant.guide import Guide
     from core.settings import Settings
     from ingest.catalog import catalog_payload
 
@@ -349,7 +349,7 @@ def _first_start(home: Path, warcs: list[Path]) -> object:
     home.mkdir(parents=True)
     (home / "catalog.json").write_text(json.dumps(catalog_payload(resources[:3], "test")), encoding="utf-8")
     settings = Settings(home=home, crawl={"warcs": warcs})
-    state = AppState(settings, embedder=embedder(settings))
+    state = Guide(settings, embedder=embedder(settings))
     # `serve` prepares before any event loop exists; here Playwright's loop may be running in this thread,
     # and the offline ingest (asyncio.run) must not see it.
     with ThreadPoolExecutor(1) as pool:
@@ -360,7 +360,7 @@ def _first_start(home: Path, warcs: list[Path]) -> object:
 def test_first_start_builds_a_card_index_with_no_pages(tmp_path: Path) -> None:
     state, what, resources = _first_start(tmp_path / "home", [])
     assert "3 catalog cards" in what
-    status = state.index_status()
+    status = state.status()
     assert (status.chunks, status.card_only, status.pages_ok, status.last_ingest) == (3, 3, 0, "")
     assert state.search(resources[0].title, k=1)[0].resource.id == resources[0].id
     assert "index found" in state.prepare()  # the second start reuses it
@@ -375,6 +375,6 @@ def test_first_start_replays_configured_archives_offline(tmp_path: Path, fixture
     warc = build_warc(tmp_path / "pages.warc.gz", [(resources[0].url, 200, HTML, page)])
     state, what, _ = _first_start(tmp_path / "home", [warc])
     assert "stored chunks" in what
-    status = state.index_status()
+    status = state.status()
     assert status.pages_ok == 1 and status.card_only == 2 and status.last_ingest
     assert status.chunks > 3  # the page's chunks besides the three cards
