@@ -20,13 +20,14 @@ Weights and threshold come from the settings (`planner.route_*`), fitted by `ben
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from assistant.reading import Reader, Understanding, split_clauses, words
+from core.logistic import fit_logistic as core_fit_logistic
+from core.logistic import logistic
 
 NEXT_INTENTS = (
     "Recommend what I should read next in the reading list.",
@@ -147,7 +148,7 @@ class Router:
     def decide(self, question: str, understanding: Understanding | None = None) -> RouteDecision:
         feats = self.features(question, understanding)
         z = self.intercept + sum(self.weights.get(name, 0.0) * value for name, value in feats.items())
-        p = 1.0 / (1.0 + math.exp(-z))
+        p = logistic(z)
         if not feats["request"] and (feats["concept"] or feats["intent"] < 0):
             # how/why something works, what something is, or anything closer to a technical question than to a
             # request for reading advice: search answers it, never the planner, even when it names resources
@@ -156,20 +157,11 @@ class Router:
         return RouteDecision("next" if p >= self.threshold else "search", p, feats)
 
 
-def fit_logistic(rows: list[dict[str, float]], labels: list[int], l2: float = 0.01, steps: int = 6000,
-                 lr: float = 0.5) -> tuple[dict[str, float], float]:
-    """Plain L2-regularised logistic regression by gradient descent (a few features, a few hundred rows)."""
+def fit_logistic(rows: list[dict[str, float]], labels: list[int], l2: float = 0.01) -> tuple[dict[str, float], float]:
+    """The routing model's weights and intercept (3 decimals) by the one logistic fit (core/logistic.py): mean
+    log-loss plus l2/2 of the squared weights on max-abs-scaled features (a few features, a few hundred rows)."""
     x = np.array([[row[f] for f in FEATURES] for row in rows], dtype=np.float64)
     y = np.array(labels, dtype=np.float64)
     scale = np.maximum(np.abs(x).max(axis=0), 1e-9)
-    xs = x / scale
-    w = np.zeros(x.shape[1])
-    b = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(xs @ w + b)))
-        grad_w = xs.T @ (p - y) / len(y) + l2 * w
-        grad_b = float((p - y).mean())
-        w -= lr * grad_w
-        b -= lr * grad_b
-    weights = {f: round(float(wi / si), 3) for f, wi, si in zip(FEATURES, w, scale, strict=True)}
-    return weights, round(b, 3)
+    w, b = core_fit_logistic(x, y, l2 * len(y), scale=scale)
+    return {f: round(float(v), 3) for f, v in zip(FEATURES, w, strict=True)}, round(b, 3)

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 from common import QUESTIONS, ROOT, real_corpus_settings
 
+from core.logistic import fit_logistic as core_fit_logistic
+from core.logistic import logistic_array
 from index.scope import SCOPE_FEATURES
 
 log = logging.getLogger("calibrate_scope")
@@ -84,29 +86,13 @@ def matrix(rows: list[dict[str, Any]]) -> np.ndarray:
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
-    """Class-balanced logistic regression by Newton's method on standardised features; returns raw-scale weights
-    and intercept (so the settings hold plain log-odds weights per feature)."""
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    std[std < 1e-9] = 1.0
-    z = np.hstack([np.ones((len(x), 1)), (x - mean) / std])
-    sample = np.where(y == 1, 0.5 / max(y.sum(), 1), 0.5 / max((1 - y).sum(), 1)) * len(y)
-    w = np.zeros(z.shape[1])
-    penalty = np.full(z.shape[1], l2)
-    penalty[0] = 0.0
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-(z @ w)))
-        grad = z.T @ (sample * (p - y)) + penalty * w
-        hess = (z * (sample * p * (1 - p))[:, None]).T @ z + np.diag(penalty)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    raw = w[1:] / std
-    return raw, float(w[0] - (raw * mean).sum())
+    """Class-balanced logistic regression (the product's one fit, core/logistic.py); raw-scale weights and
+    intercept, so the settings hold plain log-odds weights per feature."""
+    return core_fit_logistic(x, y, l2, balanced=True)
 
 
 def probabilities(x: np.ndarray, weights: np.ndarray, intercept: float) -> np.ndarray:
-    return 1 / (1 + np.exp(-(x @ weights + intercept)))
+    return logistic_array(x @ weights + intercept)
 
 
 def choose_l2(rows: list[dict[str, Any]]) -> tuple[float, dict[str, float]]:

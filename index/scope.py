@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from core.logistic import logistic
 from core.text import tokenize
 from index.bm25 import BM25Index
 from index.fields import FieldIndex, PreparedQuery
@@ -72,7 +73,7 @@ def scope_logit(features: ScopeFeatures, weights: Mapping[str, float], intercept
 
 def scope_probability(features: ScopeFeatures, weights: Mapping[str, float], intercept: float) -> float:
     z = scope_logit(features, weights, intercept)
-    return 1.0 / (1.0 + math.exp(-z)) if z > -50 else 0.0
+    return logistic(z)
 
 
 class ScopeEstimator:
