@@ -88,8 +88,7 @@ def check_bind(ui: UISettings) -> tuple[str, str] | None:
     return (ui.auth_user, ui.auth_password)
 
 
-
-
+# --- the API / MCP tools and the app ---------------------------------------------------------------
 
 
 def tool(fn: Callable[..., Any], guide: Guide) -> Callable[..., Any]:
@@ -104,7 +103,8 @@ def tool(fn: Callable[..., Any], guide: Guide) -> Callable[..., Any]:
         except UserError as exc:
             raise gr.Error(str(exc)) from None
 
-    call.__signature__ = inspect.Signature(params, return_annotation=inspect.signature(fn).return_annotation)
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        params, return_annotation=inspect.signature(fn).return_annotation)
     call.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != "guide"}
     return call
 

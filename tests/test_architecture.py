@@ -199,3 +199,26 @@ def test_the_rename_finder_sees_each_way_of_renaming(tmp_path: Path) -> None:
     source.write_text("import os, shutil\nos.replace(a, b)\ntmp.replace(path)\np.rename(q)\nshutil.move(a, b)\n"
                       "text.replace('a', 'b')\n", encoding="utf-8")
     assert _renames(source) == [2, 3, 4, 5]
+
+
+# The shells (the CLI, the app's wiring and handlers) reach the stages through the front object,
+# assistant/guide.py: none of them runs a stage's entry point itself, so every operation has one
+# implementation and a setting reaches each shell the same way.
+SHELLS = ("assistant.cli", "ui", "assistant.app")
+STAGE_ENTRY_POINTS = {
+    "index.build", "index.search", "ingest.pipeline", "ingest.listsync", "ingest.refresh", "assistant.jobs",
+    "assistant.chain.Assistant", "assistant.planner.plan_next", "assistant.digest.DigestMaker",
+}
+
+
+def test_the_shells_call_the_stages_through_the_front_object() -> None:
+    modules = _project_modules()
+    direct: list[str] = []
+    for module, path in modules.items():
+        if not any(module == shell or module.startswith(shell + ".") for shell in SHELLS):
+            continue
+        for base, name in _imported_names(path, module):
+            full = f"{base}.{name}" if name else base
+            if {full, base} & STAGE_ENTRY_POINTS:
+                direct.append(f"{module}: {full}")
+    assert direct == [], f"go through assistant.guide.Guide instead: {direct}"
