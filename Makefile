@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # llama-cpp-python ships as source; these flags make it build portably in a few minutes on 2 cores.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 
-.PHONY: install install-gpu gpu-build browser a11y run test bench clean
+.PHONY: install install-gpu gpu-build browser a11y run test bench clean clean-models
 
 install: $(STAMP)
 
@@ -57,6 +57,8 @@ $(A11Y)/node_modules/.installed: $(A11Y)/package.json $(A11Y)/package-lock.json
 	npm ci --prefix $(A11Y) --no-audit --no-fund
 	touch $@
 
+# The suite runs in temp data dirs (tests/conftest.py; the user's data dir is never touched) and shares the one
+# model cache with `make run` and `make bench`: the packaged model is assembled at most once per user.
 test: install browser a11y
 	$(BIN)/python -m pytest
 
@@ -64,5 +66,9 @@ bench: install
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/run_all.py
 
+# `clean` keeps the shared model cache (model_cache, default ~/.cache/gpuguide/models); `clean-models` empties it.
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+clean-models:
+	test -x $(BIN)/python && rm -rf "$$($(BIN)/python -c 'from core.settings import load_settings; print(load_settings().model_cache)')"
