@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import httpx
 
-from core.settings import Settings
+from core.settings import LLM_BACKENDS, Settings
 
-BACKENDS = ("embedded", "extractive", "ollama", "openai")
+BACKENDS = LLM_BACKENDS  # defined with the setting it lists (core/settings.py)
 LABELS = {
     "embedded": "Built-in model",
     "extractive": "Quotes only (no model)",

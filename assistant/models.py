@@ -35,14 +35,14 @@ import numpy as np
 
 from core.errors import UserError
 from core.files import atomic_open, atomic_path
-from core.settings import LLMSettings, Settings
+from core.settings import LLM_BACKENDS, LLMSettings, Settings
 
 if TYPE_CHECKING:
     from assistant.llm_process import SeparateProcessLLM
 
 log = logging.getLogger(__name__)
 
-PACKAGED_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+PACKAGED_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"  # its name in data dirs before the shared cache
 PACKAGED_GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PACKAGED_PARTS = 22
 _CHUNK = 8 * 1024 * 1024
@@ -104,6 +104,10 @@ def gguf_path(settings: Settings) -> Path:
         if not path.is_file():
             raise ModelError(f"llm.model_path {path}: no such file; point it at a GGUF model")
         return path
+    old_copy = settings.home / "models" / PACKAGED_GGUF_NAME
+    if old_copy.is_file():
+        log.info("%s is an older per-data-dir copy of the model, no longer used (the one copy is in %s); "
+                 "delete %s to free its space", old_copy, settings.model_cache, old_copy.parent)
     return assemble_packaged_gguf(settings.model_cache)
 
 
@@ -458,4 +462,4 @@ def chat_model(settings: Settings) -> Any:
             base_url=cfg.openai_base_url, model=cfg.openai_model, api_key=cfg.openai_api_key,
             temperature=cfg.temperature, max_tokens=cfg.max_tokens, timeout=cfg.timeout_s, max_retries=0,
         )
-    raise ModelError(f"llm.backend {cfg.backend!r} is unknown; use embedded, ollama, openai or extractive")
+    raise ModelError(f"llm.backend {cfg.backend!r} is unknown; use one of {', '.join(LLM_BACKENDS)}")

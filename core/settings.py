@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from platformdirs import user_cache_dir, user_data_dir
 from pydantic import BaseModel, Field, ValidationError
@@ -212,8 +212,13 @@ class IndexSettings(BaseModel):
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
 
+# The answer backends `llm.backend` accepts, defined here once (assistant/backends.py and the app list these).
+LLMBackend = Literal["embedded", "extractive", "ollama", "openai"]
+LLM_BACKENDS: tuple[str, ...] = get_args(LLMBackend)
+
+
 class LLMSettings(BaseModel):
-    backend: Literal["embedded", "ollama", "openai", "extractive"] = "embedded"
+    backend: LLMBackend = "embedded"
     model_path: str | None = Field(None, description="GGUF file; default: assembled packaged Qwen2.5-Coder-1.5B")
     context_tokens: int = 2048
     max_tokens: int = Field(
