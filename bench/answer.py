@@ -33,6 +33,8 @@ from typing import Any
 
 from common import DEFAULT_HOME, QUESTIONS, ROOT, peak_rss_mb, percentiles, real_corpus_settings
 
+from core.files import atomic_write_text
+
 SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
 DEV_KINDS = ("concept", "lookup", "typo")
 
@@ -204,9 +206,7 @@ def showcase(assistant: Any, path: Path, out: Path) -> list[dict[str, Any]]:
             shown += "; weak match"
         cites = "<br>".join(f"[{n}] [{title}]({url})" for n, title, url in r["citations"]).replace("|", "\\|")
         lines.append(f"| {i} | {r['question']} | {answer} | {shown} | {cites} |")
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
+    atomic_write_text(out, "\n".join(lines) + "\n")
     return rows
 
 

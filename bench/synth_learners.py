@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.files import atomic_write_text  # noqa: E402
 from core.records import Resource  # noqa: E402
 
 log = logging.getLogger("synth_learners")
@@ -458,10 +459,7 @@ def cmd_collect(args: argparse.Namespace) -> None:
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
 def _read_jsonl(path: Path) -> list[dict]:

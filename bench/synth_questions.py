@@ -37,6 +37,8 @@ from pathlib import Path
 
 from common import ROOT, real_corpus_settings
 
+from core.files import atomic_write_text
+
 log = logging.getLogger("synth")
 
 PER_RESOURCE = 8
@@ -136,10 +138,7 @@ def own_rank(searcher, question: str, row: int) -> tuple[int | None, int | None]
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
     """Atomic: a temp file renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
 def _read_jsonl(path: Path) -> list[dict]:
