@@ -104,10 +104,13 @@ def verdict(report: dict[str, Any]) -> str:
 def gpu_report(settings: Settings, model: str | None = None, timeout_s: float = 90,
                run_anyway: bool = False, cases: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The doctor's findings as one JSON-able object; the cases are run only on a GPU build (or when asked)."""
-    from assistant.models import gguf_path, gpu_offload_available
+    from assistant.models import gguf_path, gpu_offload_available, packaged_gguf_file
 
     gpu = gpu_offload_available()
-    path = str(model or gguf_path(settings))
+    if model or gpu or run_anyway:
+        path = str(model or gguf_path(settings))  # assembles the packaged model if it is not in the cache yet
+    else:  # nothing will load it: name it without assembling 1.1 GB
+        path = settings.llm.model_path or str(packaged_gguf_file(settings.model_cache))
     chosen = cases if cases is not None else CASES
     report: dict[str, Any] = {"gpu_offload_available": gpu, "model": Path(path).name, "cases": {}}
     if gpu or run_anyway:
