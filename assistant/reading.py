@@ -702,14 +702,19 @@ class Reader:
         kind = next(iter(kinds)) if len(kinds) == 1 else None
         if grouped:
             return self._group(phrase, terms, tiers, kind, count)
-        return self._single(phrase, terms, kind or fallback_kind, possessive, context or set())
+        # a capitalised word the catalog does not know is part of the name said ("the Zorblax Handbook"):
+        # it lowers every score instead of being dropped, so the known rest is not taken for a title
+        strangers = [w for w in re.findall(r"[A-Za-z][\w-]*", phrase) if re.search(r"[A-Z]", w)
+                     and (base := w.lower().removesuffix("'s")) not in STOP and not self.index.known(stem(base))]
+        unknown = self.index.max_idf * len(strangers)
+        return self._single(phrase, terms, kind or fallback_kind, possessive, context or set(), unknown)
 
     def _single(self, phrase: str, terms: list[str], kind: str | None, possessive: list[str],
-                context: set[str]) -> Mention | None:
+                context: set[str], unknown: float = 0.0) -> Mention | None:
         scored = []
         total = sum(self.index.weight(t) for t in terms) or 1.0
         for res in self.resources:
-            s = self.index.resource_score(terms, res.id)
+            s = self.index.resource_score(terms, res.id) * total / (total + unknown)
             handles = [p for p in possessive if p not in self.index.strong[res.id] and self.index.handle_of(p, res.id)]
             s += sum(0.5 * self.index.weight(p) for p in handles) / total
             if possessive and not handles and not any(p in self.index.strong[res.id] for p in possessive):

@@ -20,6 +20,7 @@ Weights and threshold come from the settings (`planner.route_*`), fitted by `ben
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -63,6 +64,9 @@ _WHAT_VERBS = frozenset({"is", "are", "does", "do", "causes", "makes", "happens"
 _THING_SUBJECTS = frozenset({"it", "they", "this", "that", "these", "those", "the"})
 _AUXILIARIES = frozenset({"is", "are", "does", "do", "did", "can", "could", "would", "to", "much", "many", "exactly"})
 FEATURES = ("intent", "request", "history", "concept")
+# the intent embedding reads the message's first words: the request is stated early, and a long message
+# costs the model time on 2 cores, not meaning (bench/next_latency.py)
+INTENT_WORDS = 64
 
 
 @dataclass
@@ -93,6 +97,13 @@ def request_feature(question: str) -> float:
 
 def concept_feature(question: str) -> float:
     """1 when a clause asks how or why something works, or what a thing is."""
+    for sentence in re.split(r"[.?!\n]+", question):
+        # how a sentence opens says it asks about a thing, whatever verb of reading follows ("Why is X cheaper
+        # than waiting for Y to finish?", "what is X used for?")
+        ws = words(sentence)
+        if ws and (ws[0] in _CONCEPT_OPENERS or ws[0] == "how" and ws[1:2] and ws[1] in _AUXILIARIES - {"do"} or (
+                ws[0] == "what" and ws[1:2] and ws[1] in _WHAT_VERBS and not (ws[2:3] and ws[2] in {"next", "i", "we", "you"}))):
+            return 1.0
     for clause in split_clauses(question):
         ws = [w for w in words(clause.text) if w not in {"exactly", "actually", "really", "even"}]
         if not ws or clause.role == "read":
@@ -132,7 +143,7 @@ class Router:
         if self._intents is None:
             self._intents = (np.asarray(self.embed_documents(list(NEXT_INTENTS)), np.float32),
                              np.asarray(self.embed_documents(list(SEARCH_INTENTS)), np.float32))
-        q = np.asarray(self.embed_query(question), np.float32)
+        q = np.asarray(self.embed_query(" ".join(question.split()[:INTENT_WORDS])), np.float32)
         nxt, srch = self._intents
         return float((nxt @ q).max() - (srch @ q).max())
 
@@ -149,10 +160,11 @@ class Router:
         feats = self.features(question, understanding)
         z = self.intercept + sum(self.weights.get(name, 0.0) * value for name, value in feats.items())
         p = logistic(z)
-        if not feats["request"] and (feats["concept"] or feats["intent"] < 0):
+        if not feats["request"] and (feats["concept"] or feats["intent"] < 0 and not feats["history"]):
             # how/why something works, what something is, or anything closer to a technical question than to a
             # request for reading advice: search answers it, never the planner, even when it names resources
-            # of the guide ("why is continuous batching better ...?" names a section, it asks no reading plan)
+            # of the guide ("why is continuous batching better ...?" names a section, it asks no reading plan).
+            # A learner saying what they have read is left to the model: a history is the planner's context.
             return RouteDecision("search", p, feats)
         return RouteDecision("next" if p >= self.threshold else "search", p, feats)
 

@@ -431,6 +431,53 @@ def mentions_unit(message: str, resources: dict[str, Resource], unit: dict) -> b
     return bool(said & _handles(resources, unit))
 
 
+_GROUP_CUES = {"tier", "tiers", "t1", "t2", "t3", "all", "whole", "every", "everything", "entire", "topic", "section"}
+_KIND_CUES = {"paper": {"paper", "papers"}, "blog": {"post", "posts", "blog", "blogs", "article", "articles"},
+              "repo": {"repo", "repos", "repository", "repositories", "code"}, "docs": {"doc", "docs", "documentation"},
+              "video": {"video", "videos", "talk", "talks"}, "book": {"book", "books"}, "site": {"site", "sites"}}
+
+
+def _distinct_handles(resources: dict[str, Resource], unit: dict) -> set[str]:
+    """The words only this unit's own names use (5-letter prefixes): an item's title, author and host words
+    that are not words of a topic or section name and not the whole field's (in more than an eighth of the
+    titles); a group's topic and section words, likewise."""
+    everything = list(resources.values())
+    title_df: dict[str, int] = defaultdict(int)
+    for r in everything:
+        for w in {w.lower()[:5] for w in re.findall(r"[A-Za-z0-9]+", r.title)}:
+            title_df[w] += 1
+    common = {w for w, c in title_df.items() if c > len(everything) / 8} | {w[:5] for w in stop_words()}
+    places = {w.lower()[:5] for r in everything for w in re.findall(r"[A-Za-z0-9]+", f"{r.topic} {r.section}")}
+
+    def handles(text: str, drop: set[str]) -> set[str]:
+        return {w.lower()[:5] for w in re.findall(r"[A-Za-z0-9]+", text) if len(w) >= 3 or re.search(r"\d", w)} - drop
+
+    out: set[str] = set()
+    for rid in unit["ids"]:
+        r = resources[rid]
+        host = r.url.split("/")[2] if "://" in r.url else ""
+        if unit["kind"] == "item":
+            out |= handles(f"{r.title} {r.authors} {host}", common | places)
+        else:
+            out |= handles(f"{r.topic} {r.section}", common)
+    return out
+
+
+def states_its_reads(message: str, resources: dict[str, Resource], unit: dict) -> bool:
+    """Stricter than mentions_unit (`collect --strict`): the message uses a word only the unit's own names
+    use, and a group (a tier, a kind, a topic) is also said to be one: a tier or quantifier word, or its kind."""
+    said = {w.lower()[:5] for w in re.findall(r"[A-Za-z0-9]+", message)}
+    if not said & _distinct_handles(resources, unit):
+        return False
+    if unit["kind"] == "item":
+        return True
+    cues = {c[:5] for c in _GROUP_CUES}
+    if unit["kind"] == "kind":
+        kinds = {resources[i].kind for i in unit["ids"]}
+        cues |= {c[:5] for k in kinds for c in _KIND_CUES.get(k, set())}
+    return bool(said & cues)
+
+
 def cmd_collect(args: argparse.Namespace) -> None:
     resources = {r.id: r for r in catalog()}
     prompts = {r["id"]: r for r in _read_jsonl(args.prompts)}
@@ -444,6 +491,9 @@ def cmd_collect(args: argparse.Namespace) -> None:
             continue
         if not all(mentions_unit(message, resources, u) for u in state["units"]):
             dropped["a read unit not mentioned"] += 1
+            continue
+        if args.strict and not all(states_its_reads(message, resources, u) for u in state["units"]):
+            dropped["strict: a read unit not stated by its own names"] += 1
             continue
         kept.append({"id": row["id"], "seed": state["seed"], "scenario": state["scenario"], "question": message,
                      "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
@@ -486,6 +536,8 @@ def main() -> int:
     p.add_argument("--prompts", type=Path, required=True)
     p.add_argument("--replies", type=Path, required=True)
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "data" / "learner-messages.jsonl")
+    p.add_argument("--strict", action="store_true",
+                   help="also drop a message whose read units are not stated by their own names (states_its_reads)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     {"prompts": cmd_prompts, "generate": cmd_generate, "collect": cmd_collect}[args.step](args)
