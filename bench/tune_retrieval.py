@@ -11,19 +11,19 @@ Also reported:
   product's folding (core/text.py) and the whole Snowball stemmer vs the old light suffix stripper, typo correction, alias expansion in BM25 / in the dense query,
   passage fusion, and doc2query (synthetic questions of the other folds indexed beside their passage, BM25
   only, scored on the held-out fold: the held-out resources get no expansion, so this is pessimistic);
-* `check`: the chosen configuration run through the real `Searcher.search` (not the fast path used for the
-  search) on every synthetic question, to show the fast path ranks the same;
 * `dev_set`: the dev questions through `run_eval` with the chosen defaults — a report, never a target;
 * `chunking` (with `--chunk-variants 300:50:384,...`): the stored pages re-chunked with other
   target_words:overlap_words:max_wordpieces into a scratch data dir, indexed, and the same grouped
   cross-validation run there (gold is the resource URL, so any chunking can be scored).
 
     .venv/bin/python bench/tune_retrieval.py [--home DIR] [--questions FILE] [--out FILE] [--skip-dev]
-                                             [--chunk-variants T:O:W,...]
+                                             [--chunk-variants T:O:W,...] [--write-fitted]
 
-The fast path caches each question's dense and BM25 rankings and field evidence once, then replays fusion,
-aggregation and the field reranker with the same functions `Searcher.search` uses (index/hybrid.py,
-index/rerank.py).
+Every configuration is ranked by the product's own `Searcher.search` (mode hybrid+rerank; "hybrid" for the
+no-reranker rows), with the knobs set on its settings: there is no second implementation to keep in step.
+Only the query embeddings and BM25 score arrays are remembered between configurations (no knob changes them).
+`--write-fitted` writes the configuration chosen on all folds into core/data/fitted.json, which
+core/settings.py reads as the `index.*` defaults.
 """
 
 from __future__ import annotations
@@ -90,12 +90,13 @@ GRID: dict[str, list[Any]] = {
     "dense_expansion": [False, True],
     "rerank_title": [0.0, 0.15, 0.3, 0.5, 0.8],
     "rerank_identifiers": [0.0, 0.1, 0.2, 0.4],
-    "tokenizer": ["snowball", "snowball-full", "light", "none"],
 }
 # Not searched, because the synthetic questions cannot show what they are for, only their false positives:
 # * `rerank_named` (a catalog name — author, publisher — in the question): the generator drops every question
 #   that names its resource's authors or most of its title (bench/synth_questions.py); it stays at 0.1;
-# * `typo_correction`: the model writes no typos; it stays on.
+# * `typo_correction`: the model writes no typos; it stays on;
+# * the BM25 folding: it is how the index was built (core/text.py), not a setting; `mechanisms` and
+#   `ablations_of_chosen` compare other foldings on a BM25 index built for them.
 # `mechanisms` and `ablations_of_chosen` report what each costs or gains on these questions.
 
 
@@ -174,115 +175,99 @@ def load_synthetic(path: Path) -> list[Question]:
     return out
 
 
+class _MemoBM25:
+    """A BM25 index whose per-query score arrays are remembered (read-only), so replaying a configuration
+    through `Searcher.search` costs fusion and reranking, not scoring again; same interface as BM25Index."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+        self.tokenizer = index.tokenizer
+        self._scores: dict[str, np.ndarray] = {}
+        self._tokens: dict[tuple[str, ...], np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.index, name)
+
+    def scores(self, query: str) -> np.ndarray:
+        if query not in self._scores:
+            self._scores[query] = self.index.scores(query)
+            self._scores[query].setflags(write=False)
+        return self._scores[query]
+
+    def token_scores(self, tokens: list[str]) -> np.ndarray:
+        key = tuple(tokens)
+        if key not in self._tokens:
+            self._tokens[key] = self.index.token_scores(tokens)
+            self._tokens[key].setflags(write=False)
+        return self._tokens[key]
+
+
 class Replay:
-    """Per-question retrieval results computed once; `rank` replays fusion + rerank for a configuration."""
+    """Ranks every question through the product's own `Searcher.search` for a configuration: the knobs are
+    set on the searcher's settings (and its field reranker rebuilt from them); only the query embeddings and
+    BM25 score arrays, which no knob changes, are remembered between configurations. The BM25 folding and
+    doc2query (ablations only: the index's own tokenizer is core/text.py's) swap in another BM25 index."""
 
     def __init__(self, searcher: Any, questions: list[Question]) -> None:
-        from index.bm25 import BM25Index
-
         self.s = searcher
         self.questions = questions
-        self.n = searcher.n_chunks()
-        self.groups = searcher.store.resource_rows
         self.urls = [r.url.rstrip("/").lower() for r in searcher.resources]
-        texts = [c.indexed_text for c in searcher.store.chunks]
-        self.bm25 = {"snowball": searcher.bm25}  # the index's own: core/text.py's tokenizer
-        for name in FOLDS_BY_NAME:
-            if name != "snowball":
-                self.bm25[name] = BM25Index.build(texts, variant_tokenizer(name))
+        self.texts = [c.indexed_text for c in searcher.store.chunks]
         self.row_of = {c.chunk_id: i for i, c in enumerate(searcher.store.chunks)}
-        self._doc2query: dict[int, Any] = {}
-        self._memo: dict[tuple, dict[str, float]] = {}
-        self._cache: dict[tuple, Any] = {}
+        self.bm25: dict[Any, _MemoBM25] = {"snowball": _MemoBM25(searcher.bm25)}  # the index's own
+        self._parsed: dict[tuple, dict[str, Any]] = {}  # Searcher's query-parse cache per (folding, typos)
+        vectors: dict[str, np.ndarray] = {}
+        embed = searcher.query_vector
 
-    def doc2query_index(self, fold: int) -> Any:
-        """BM25 over passages plus the synthetic questions of every other fold written beside their source."""
-        if fold not in self._doc2query:
-            from index.bm25 import BM25Index
+        def query_vector(text: str) -> np.ndarray:
+            if text not in vectors:
+                vectors[text] = embed(text)
+            return vectors[text]
 
-            extra: dict[int, list[str]] = defaultdict(list)
-            for q in self.questions:
-                if q.fold != fold and q.source_chunk in self.row_of:
-                    extra[self.row_of[q.source_chunk]].append(q.text)
-            texts = [c.indexed_text + ("\n" + "\n".join(extra[i]) if i in extra else "")
-                     for i, c in enumerate(self.s.store.chunks)]
-            self._doc2query[fold] = BM25Index.build(texts)
-        return self._doc2query[fold]
+        searcher.query_vector = query_vector
+        self._memo: dict[tuple, dict[str, tuple[float, float]]] = {}
+        self._configured: tuple | None = None
 
-    def _query(self, q: Question, typo: bool) -> Any:
-        key = ("rq", q.id, typo)
-        if key not in self._cache:
-            self.s.settings.index.typo_correction = typo
-            self.s.clear_caches()
-            self._cache[key] = self.s.retrieval_query(q.text)
-        return self._cache[key]
+    def _bm25_for(self, tokenizer: str, doc2query_fold: int | None) -> _MemoBM25:
+        from index.bm25 import BM25Index
 
-    def _dense(self, q: Question, typo: bool, expand: bool) -> tuple[np.ndarray, np.ndarray]:
-        rq = self._query(q, typo)
-        text = f"{rq.text} ({rq.expansion_text})" if expand and rq.expansion_text else rq.text
-        key = ("dense", text)
-        if key not in self._cache:
-            self._cache[key] = self.s.dense_rows(text, self.n, None)
-        return self._cache[key]
+        key = ("doc2query", doc2query_fold) if doc2query_fold is not None else tokenizer
+        if key not in self.bm25:
+            if doc2query_fold is not None:  # passages plus the other folds' synthetic questions beside their source
+                extra: dict[int, list[str]] = defaultdict(list)
+                for q in self.questions:
+                    if q.fold != doc2query_fold and q.source_chunk in self.row_of:
+                        extra[self.row_of[q.source_chunk]].append(q.text)
+                texts = [t + ("\n" + "\n".join(extra[i]) if i in extra else "") for i, t in enumerate(self.texts)]
+                self.bm25[key] = _MemoBM25(BM25Index.build(texts))
+            else:
+                self.bm25[key] = _MemoBM25(BM25Index.build(self.texts, variant_tokenizer(tokenizer)))
+        return self.bm25[key]
 
-    def _bm25(self, q: Question, typo: bool, tokenizer: str, doc2query: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(scores of the text, scores of the expansion tokens) for every row."""
-        rq = self._query(q, typo)
-        key = ("bm25", q.id, typo, tokenizer, doc2query)
-        if key not in self._cache:
-            index = self.doc2query_index(q.fold) if doc2query else self.bm25[tokenizer]
-            own = set(index.tokenizer(rq.text))
-            tokens = [t for t in dict.fromkeys(index.tokenizer(rq.expansion_text)) if t not in own]
-            self._cache[key] = (index.scores(rq.text), index.token_scores(tokens))
-        return self._cache[key]
+    def configure(self, c: Config, fold: int | None = None) -> None:
+        """Put `c` into the searcher: its settings, its reranker weights, the BM25 index it names."""
+        for name, value in c.settings().items():
+            setattr(self.s.settings.index, name, value)
+        self.s.reranker.weights = _weights(c)  # the searcher's own FieldReranker (keeps its parsed queries)
+        self.s.bm25 = self._bm25_for(c.tokenizer, fold if c.doc2query else None)
+        key = (c.tokenizer, c.doc2query, fold if c.doc2query else None, c.typo_correction)
+        self.s._retrieval_queries = self._parsed.setdefault(key, {})  # its expansion tokens depend on both
 
-    def _evidence(self, q: Question, typo: bool) -> tuple[list[Any], list[bool]]:
-        from index.rerank import satisfies
-
-        rq = self._query(q, typo)
-        key = ("ev", rq.text)
-        if key not in self._cache:
-            fields = self.s.fields
-            prepared = fields.prepare(fields.parse(rq.text))
-            n = len(fields.resources)
-            self._cache[key] = ([fields.evidence(prepared, i) for i in range(n)],
-                                [satisfies(prepared, fields, i) for i in range(n)])
-        return self._cache[key]
-
-    def ranked(self, q: Question, c: Config, rerank: bool = True, k: int = 10) -> list[int]:
-        """Resource positions, best first, as `Searcher.search` ranks them (no filters)."""
-        from index.hybrid import aggregate, ranked, rrf, top_rows
-        from index.rerank import RerankWeights
-
-        d_rows, _ = self._dense(q, c.typo_correction, c.dense_expansion)
-        base, extra = self._bm25(q, c.typo_correction, c.tokenizer, c.doc2query)
-        scores = base + c.expansion_weight * extra if c.expansion_weight > 0 else base
-        b_rows = top_rows(scores, self.n, None, positive_only=True)
-        fused = rrf([(d_rows.tolist(), c.dense_weight), (b_rows.tolist(), c.bm25_weight)], k=c.rrf_k)
-        rows = np.fromiter(fused, dtype=np.int64, count=len(fused))
-        vals = np.fromiter(fused.values(), dtype=np.float64, count=len(fused))
-        res = aggregate(rows, vals, self.groups, c.fusion_passages, c.fusion_decay)
-        depth = max(k, self.s.settings.index.candidates) if rerank else k
-        order = ranked(res)[:depth]
-        if len(order) < depth:
-            order += self.s.unmatched_resources(set(order), None)[: depth - len(order)]
-            res = {**{g: 0.0 for g in order}, **res}
-        if not rerank:
-            return order[:k]
-        evidence, ok = self._evidence(q, c.typo_correction)
-        weights = RerankWeights(c.rerank_title, c.rerank_identifiers, c.rerank_named)
-        top = max(res[g] for g in order) or 1.0
-        scored = [(ok[g], weights.score(res[g] / top, evidence[g]), g) for g in order]
-        scored.sort(key=lambda t: (not t[0], -t[1]))
-        return [g for _, _, g in scored][:k]
+    def ranked_urls(self, q: Question, c: Config, rerank: bool = True, k: int = 10) -> list[str]:
+        """Resource URLs, best first, from `Searcher.search` under configuration `c` (no filters)."""
+        if self._configured != (c, q.fold if c.doc2query else None):
+            self.configure(c, q.fold)
+            self._configured = (c, q.fold if c.doc2query else None)
+        hits = self.s.search(q.text, k=k, mode="hybrid+rerank" if rerank else "hybrid")
+        return [h.resource.url.rstrip("/").lower() for h in hits]
 
     def per_question(self, c: Config, rerank: bool = True) -> dict[str, tuple[float, float]]:
         """{question id: (success@5, reciprocal rank within 10)}, memoised per configuration."""
         key = (c, rerank)
         if key not in self._memo:
             out = {}
-            for q in self.questions:
-                urls = [self.urls[g] for g in self.ranked(q, c, rerank)]
+            for q in sorted(self.questions, key=lambda q: q.fold):
+                urls = self.ranked_urls(q, c, rerank)
                 rank = next((i for i, u in enumerate(urls, 1) if u in q.gold), None)
                 out[q.id] = (float(rank is not None and rank <= 5), 1.0 / rank if rank else 0.0)
             self._memo[key] = out
@@ -388,21 +373,6 @@ def ablations(replay: Replay, chosen: Config) -> dict[str, Any]:
             for name, cfg in variants.items()}
 
 
-def check_real_search(searcher: Any, questions: list[Question], cfg: Config) -> dict[str, float]:
-    """The chosen configuration through `Searcher.search` itself."""
-    for name, value in cfg.settings().items():
-        setattr(searcher.settings.index, name, value)
-    searcher.clear_caches()
-    searcher.reranker = searcher.reranker.__class__(searcher.fields, _weights(cfg))
-    s5, rr = [], []
-    for q in questions:
-        urls = [h.url.rstrip("/").lower() for h in searcher.search(q.text, k=10)]
-        rank = next((i for i, u in enumerate(urls, 1) if u in q.gold), None)
-        s5.append(float(rank is not None and rank <= 5))
-        rr.append(1.0 / rank if rank else 0.0)
-    return {"n": len(questions), "success@5": round(float(np.mean(s5)), 4), "mrr@10": round(float(np.mean(rr)), 4)}
-
-
 def _weights(cfg: Config) -> Any:
     from index.rerank import RerankWeights
 
@@ -452,14 +422,11 @@ def main() -> int:
     parser.add_argument("--questions", type=Path, default=SYNTHETIC)
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     parser.add_argument("--skip-dev", action="store_true")
-    parser.add_argument("--skip-check", action="store_true")
+    parser.add_argument("--write-fitted", action="store_true",
+                        help="write the configuration chosen on all folds into core/data/fitted.json (settings defaults)")
     parser.add_argument("--chunk-variants", default="", help="T:O:W,... target_words:overlap_words:max_wordpieces")
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/gpuguide-tune"), help="scratch data dirs")
-    parser.add_argument("--tokenizer", choices=sorted({"snowball", *FOLDS_BY_NAME}), default=None,
-                        help="hold the BM25 folding fixed (not searched); default: search it like any knob")
     args = parser.parse_args()
-    if args.tokenizer:
-        GRID["tokenizer"] = [args.tokenizer]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     started = time.perf_counter()
     settings = real_corpus_settings(args.home) if args.home else real_corpus_settings()
@@ -477,7 +444,7 @@ def main() -> int:
         "objective": "success@5 + MRR@10, hybrid+rerank, over the training folds",
     }
     result["mechanisms"] = mechanisms(replay)
-    start = Config(tokenizer=args.tokenizer or Config.tokenizer)
+    start = Config()
     result["cross_validation"] = cross_validate(replay, start)
     chosen = coordinate_search(replay, {q.id for q in questions}, start)
     result["chosen"] = chosen.report()
@@ -487,12 +454,6 @@ def main() -> int:
     result["ablations_of_chosen"] = ablations(replay, chosen)
     result["previous_on_all_folds"] = {"hybrid+rerank": replay.metrics(PREVIOUS),
                                        "hybrid": replay.metrics(PREVIOUS, rerank=False)}
-    if not args.skip_check and chosen.tokenizer != "snowball":
-        result["check"] = {"skipped": f"chosen folding {chosen.tokenizer} is not the index's (core/text.py, "
-                                      "Snowball); the fast path is the only measurement"}
-    elif not args.skip_check:
-        result["check"] = {"fast_path": replay.metrics(chosen),
-                           "searcher_search": check_real_search(searcher, questions, chosen)}
     if args.chunk_variants:
         result["chunking"] = {}
         current = searcher.store.chunks
@@ -509,6 +470,13 @@ def main() -> int:
     if not args.skip_dev:
         result["dev_set"] = {"note": "dev set: a report, not used for any choice", **dev_report(settings, chosen)}
     result["seconds"] = round(time.perf_counter() - started, 1)
+    if args.write_fitted:
+        from core.settings import write_fitted
+
+        fitted = {name: chosen.settings()[name] for name in ("dense_weight", *GRID)}
+        write_fitted("retrieval", fitted, "bench/tune_retrieval.py --write-fitted (grouped 5-fold CV on "
+                     f"{result['questions']}, {len(questions)} questions, {result['n_resources']} resources)")
+        result["wrote_fitted"] = fitted
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

@@ -54,9 +54,17 @@ class DocStore:
 
     def __post_init__(self) -> None:
         self.row_of_vid = {int(v): i for i, v in enumerate(self.vids)}
+        self._vid_order = np.argsort(self.vids, kind="stable")
+        self._sorted_vids = self.vids[self._vid_order]
         order = {rid: i for i, rid in enumerate(self.resources)}
         self.resource_rows = np.array([order.get(c.resource_id, -1) for c in self.chunks], dtype=np.int64)
         self.resource_list = list(self.resources.values())
+
+    def rows_of_vids(self, vids: np.ndarray) -> np.ndarray:
+        """The row of each FAISS id (all known), in one vectorised lookup (a search returns hundreds)."""
+        if len(vids) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return self._vid_order[np.searchsorted(self._sorted_vids, vids)].astype(np.int64)
 
     @classmethod
     def from_records(cls, chunks: list[Chunk], resources: list[Resource]) -> DocStore:

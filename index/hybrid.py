@@ -29,14 +29,34 @@ def ranked(scores: Mapping[Hashable, float]) -> list[Hashable]:
     return [key for key, _ in sorted(scores.items(), key=lambda kv: -kv[1])]
 
 
+def rrf_rows(rankings: Sequence[tuple[np.ndarray, float]], k: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """`rrf` over integer rows, vectorised: (rows, fused scores) in order of first appearance (the order the
+    dict version keeps), each row's contributions added in the rankings' order (so the sums are the same)."""
+    parts = [(np.asarray(r, dtype=np.int64), w) for r, w in rankings if w != 0 and len(r)]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    keys = np.concatenate([r for r, _ in parts])
+    contrib = np.concatenate([w / (k + np.arange(1, len(r) + 1, dtype=np.float64)) for r, w in parts])
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    sums = np.zeros(len(uniq), dtype=np.float64)
+    np.add.at(sums, inverse, contrib)
+    order = np.argsort(first, kind="stable")
+    return uniq[order], sums[order]
+
+
 def best_per_group(rows: np.ndarray, scores: np.ndarray, groups: np.ndarray) -> dict[int, float]:
-    """Max score per group (resource) over the given rows; rows of group -1 (unknown resource) are dropped."""
-    out: dict[int, float] = {}
-    for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
-        group = int(groups[row])
-        if group >= 0 and score > out.get(group, -np.inf):
-            out[group] = score
-    return out
+    """Max score per group (resource) over the given rows, groups in order of their first row; rows of group
+    -1 (unknown resource) are dropped."""
+    g = groups[np.asarray(rows, dtype=np.int64)]
+    keep = g >= 0
+    g, s = g[keep], np.asarray(scores, dtype=np.float64)[keep]
+    if len(g) == 0:
+        return {}
+    uniq, first, inverse = np.unique(g, return_index=True, return_inverse=True)
+    best = np.full(len(uniq), -np.inf)
+    np.maximum.at(best, inverse, s)
+    order = np.argsort(first, kind="stable")
+    return dict(zip(uniq[order].tolist(), best[order].tolist(), strict=True))
 
 
 def aggregate(

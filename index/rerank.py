@@ -63,15 +63,32 @@ def _constrained(scored: list[tuple[bool, float, ResourceHit]]) -> list[Resource
     return [replace(hit, score=score) for _, score, hit in scored]
 
 
+PREPARED_CACHE = 256  # parsed queries remembered: parsing is a third of a warm search, and queries repeat
+
+
 class FieldReranker:
     def __init__(self, fields: FieldIndex, weights: RerankWeights | None = None) -> None:
         self.fields = fields
         self.weights = weights or RerankWeights()
+        self._prepared: dict[str, PreparedQuery] = {}
+
+    def prepared(self, query: str) -> PreparedQuery:
+        """The query parsed against the catalog's fields (remembered for the last PREPARED_CACHE queries)."""
+        found = self._prepared.get(query)
+        if found is None:
+            found = self.fields.prepare(self.fields.parse(query))
+            if len(self._prepared) >= PREPARED_CACHE:
+                self._prepared.pop(next(iter(self._prepared)))
+            self._prepared[query] = found
+        return found
+
+    def clear_cache(self) -> None:
+        self._prepared.clear()
 
     def rerank(self, query: str, hits: list[ResourceHit]) -> list[ResourceHit]:
         if not hits:
             return hits
-        prepared = self.fields.prepare(self.fields.parse(query))
+        prepared = self.prepared(query)
         top = max(h.score for h in hits) or 1.0
         scored = []
         for hit in hits:

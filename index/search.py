@@ -19,7 +19,7 @@ from index.bm25 import BM25_DIR, TOKENIZER_VERSION, BM25Index
 from index.docstore import DOCSTORE_FILE, DocStore
 from index.embed import Embedder
 from index.fields import FieldIndex
-from index.hybrid import aggregate, ranked, rrf, top_rows
+from index.hybrid import aggregate, ranked, rrf_rows, top_rows
 from index.query import parse_query
 from index.records import MODES, REBUILD_HINT, IndexLoadError, ResourceHit
 from index.rerank import Reranker, make_reranker
@@ -130,6 +130,9 @@ class Searcher:
         """Forget cached query parses and scope features, so a benchmark times the full path each pass."""
         self._retrieval_queries.clear()
         self._scope_cache.clear()
+        forget = getattr(self.reranker, "clear_cache", None)
+        if forget is not None:
+            forget()
 
     def query_vector(self, query: str) -> np.ndarray:
         return self.embedder.embed_query(query)
@@ -139,8 +142,7 @@ class Searcher:
         scores, vids = self.vectors.search(
             self.query_vector(query), n, allowed, threads=self.settings.index.search_threads
         )
-        rows = np.array([self.store.row_of_vid[int(v)] for v in vids], dtype=np.int64)
-        return rows, scores
+        return self.store.rows_of_vids(np.asarray(vids, dtype=np.int64)), scores
 
     def bm25_rows(self, query: str, n: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         scores = self.bm25.scores(query)
@@ -189,8 +191,11 @@ class Searcher:
             return f"{rq.text} ({rq.expansion_text})"
         return rq.text
 
-    def chunk_scores(self, query: str, mode: str, mask: np.ndarray | None) -> tuple[dict[int, float], dict[int, float]]:
-        """Per-row scores for the mode (cosine, BM25, or fused RRF), and the cosines known so far."""
+    def chunk_scores(
+        self, query: str, mode: str, mask: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, float]]:
+        """Rows and their scores for the mode (cosine, BM25, or fused RRF; rows in the order they were first
+        ranked), and the cosines known so far."""
         n = self.n_chunks()
         rq = self.retrieval_query(query)
         cos: dict[int, float] = {}
@@ -198,15 +203,14 @@ class Searcher:
             d_rows, d_scores = self.dense_rows(self.dense_text(rq), n, mask)
             cos = dict(zip(d_rows.tolist(), d_scores.tolist(), strict=True))
             if mode == "dense":
-                return cos, cos
+                return d_rows, np.asarray(d_scores, dtype=np.float64), cos
         scores = self.expanded_bm25_scores(rq)
         b_rows = top_rows(scores, n, mask, positive_only=True)
-        b_scores = scores[b_rows]
         if mode == "bm25":
-            return dict(zip(b_rows.tolist(), b_scores.tolist(), strict=True)), cos
+            return b_rows, np.asarray(scores[b_rows], dtype=np.float64), cos
         cfg = self.settings.index
-        fused = rrf([(d_rows.tolist(), cfg.dense_weight), (b_rows.tolist(), cfg.bm25_weight)], k=cfg.rrf_k)
-        return {int(row): score for row, score in fused.items()}, cos
+        rows, fused = rrf_rows([(d_rows, cfg.dense_weight), (b_rows, cfg.bm25_weight)], k=cfg.rrf_k)
+        return rows, fused, cos
 
     def search(
         self,
@@ -224,9 +228,7 @@ class Searcher:
         if not query.strip() or not self.store.chunks:
             return []
         mask = self.row_mask(tier, topic, kind, exclude_read)
-        chunk_scores, cos = self.chunk_scores(query, mode, mask)
-        rows = np.fromiter(chunk_scores, dtype=np.int64, count=len(chunk_scores))
-        scores = np.fromiter(chunk_scores.values(), dtype=np.float64, count=len(chunk_scores))
+        rows, scores, cos = self.chunk_scores(query, mode, mask)
         cfg = self.settings.index
         resource_scores = aggregate(rows, scores, self.store.resource_rows, cfg.fusion_passages, cfg.fusion_decay)
         depth = max(k, self.settings.index.candidates) if mode == "hybrid+rerank" else k
@@ -235,7 +237,7 @@ class Searcher:
             order += self.unmatched_resources(set(order), mask)[: depth - len(order)]
             resource_scores = {**{g: 0.0 for g in order}, **resource_scores}
         rq = self.retrieval_query(query)
-        hits = self._resource_hits(self.dense_text(rq), order, resource_scores, chunk_scores, cos)
+        hits = self._resource_hits(self.dense_text(rq), order, resource_scores, rows, scores, cos)
         if mode == "hybrid+rerank":
             hits = self.reranker.rerank(rq.text, hits)
         return self._with_scope(query, hits[:k])
@@ -251,28 +253,35 @@ class Searcher:
         query: str,
         order: list[int],
         resource_scores: dict[int, float],
-        chunk_scores: dict[int, float],
+        rows: np.ndarray,
+        scores: np.ndarray,
         cos: dict[int, float],
     ) -> list[ResourceHit]:
-        """Group passages under their resources; confidence is (for now) the best passage's cosine."""
+        """Group passages under their resources (best first, ties in ranking order); confidence is (for now)
+        the best passage's cosine."""
         per_resource: dict[int, list[int]] = {g: [] for g in order}
-        groups = self.store.resource_rows
-        for row in sorted(chunk_scores, key=lambda r: -chunk_scores[r]):
-            group = int(groups[row])
-            if group in per_resource and len(per_resource[group]) < self.settings.index.passages_per_resource:
+        chunk_scores: dict[int, float] = {}
+        by_score = np.argsort(-scores, kind="stable")
+        groups = self.store.resource_rows[rows[by_score]]
+        wanted = np.isin(groups, np.fromiter(per_resource, dtype=np.int64, count=len(per_resource)))
+        limit = self.settings.index.passages_per_resource
+        for i, group in zip(by_score[wanted].tolist(), groups[wanted].tolist(), strict=True):
+            if len(per_resource[group]) < limit:
+                row = int(rows[i])
                 per_resource[group].append(row)
-        missing = np.array([r for rows in per_resource.values() for r in rows if r not in cos], dtype=np.int64)
+                chunk_scores[row] = float(scores[i])
+        missing = np.array([r for picked in per_resource.values() for r in picked if r not in cos], dtype=np.int64)
         if len(missing):
             cos = {**cos, **dict(zip(missing.tolist(), self.cosine(query, missing).tolist(), strict=True))}
         hits = []
         for group in order:
-            rows = per_resource[group]
+            picked = per_resource[group]
             hits.append(
                 ResourceHit(
                     resource=self.store.resource_list[group],
                     score=float(resource_scores[group]),
-                    passages=[(self.store.chunks[r], float(chunk_scores[r])) for r in rows],
-                    confidence=max((float(cos[r]) for r in rows), default=0.0),
+                    passages=[(self.store.chunks[r], chunk_scores[r]) for r in picked],
+                    confidence=max((float(cos[r]) for r in picked), default=0.0),
                 )
             )
         return hits

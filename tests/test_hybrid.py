@@ -109,3 +109,25 @@ def test_writing_one_fitted_section_keeps_the_other(tmp_path) -> None:  # noqa: 
     write_fitted("retrieval", {"rrf_k": 7}, "tuner", path)
     assert _load_fitted(path) == {"rrf_k": 7, "weak_threshold": 0.5}
     assert json.loads(path.read_text())["scope"]["written_by"] == "calibrator"
+
+
+def test_vectorised_rrf_matches_the_dict_version_in_scores_and_order() -> None:
+    import numpy as np
+
+    from index.hybrid import rrf_rows
+
+    dense, sparse = [5, 3, 9, 1], [3, 7, 5]
+    rows, scores = rrf_rows([(np.array(dense), 1.0), (np.array(sparse), 1.5)], k=2)
+    expected = rrf([(dense, 1.0), (sparse, 1.5)], k=2)
+    assert rows.tolist() == list(expected)  # first appearance: the dense list, then BM25's new rows
+    assert scores.tolist() == list(expected.values())
+
+
+def test_best_passage_per_resource_keeps_first_seen_order_and_drops_unknown_rows() -> None:
+    import numpy as np
+
+    from index.hybrid import best_per_group
+
+    groups = np.array([1, 0, 1, -1, 2])
+    assert list(best_per_group(np.array([2, 1, 0, 3, 4]), np.array([0.2, 0.5, 0.9, 5.0, 0.1]), groups).items()) == [
+        (1, 0.9), (0, 0.5), (2, 0.1)]
