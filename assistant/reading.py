@@ -83,6 +83,9 @@ _HOST_NOISE = frozenset({"www", "com", "org", "net", "io", "ai", "dev", "co", "h
 # the interest clause embedded: its first words (a long message costs the model time, not meaning)
 DENSE_WORDS = 48
 ITEM_VECTORS = True  # topics are also matched through their items' title + note
+NAMED_TOPIC_FIRST = True  # a topic said by its whole name outranks topics the other words touch
+# a quoted title's "by <names>" belongs to the title, not a mention of its own
+_BY_NAMES = re.compile(r"^\s*,?\s*by\s+(?:[\w.'’-]+(?:\s+(?:et al\.?|[A-Z][\w.'’-]*))*)", re.UNICODE)
 
 _RAW_WORD = re.compile(r"\d+(?:\.\d+)?[a-z]*\+?|[a-z][a-z0-9]*(?:'[a-z]+)?", re.IGNORECASE)
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -602,7 +605,8 @@ class Reader:
                 continue  # a quoted topic or section name: whether all of it was read is the phrase rules' call
             if link is not None:
                 quoted.insert(0, Mention(inner, link.resources, link.group))
-                text = text[:start] + " , " + text[end:]
+                by = _BY_NAMES.match(text[end:])
+                text = text[:start] + " , " + text[end + (by.end() if by else 0):]
             elif looks_like_a_name(inner) and not self._mentions(inner, []):
                 unplaced.insert(0, inner[:80])
                 text = text[:start] + " , " + text[end:]
@@ -834,6 +838,13 @@ class Reader:
         if top < 0.2:
             return {}
         normalised = {t: s / top for t, s in scores.items() if s > 0}
+        if NAMED_TOPIC_FIRST:
+            # a topic called by its whole name ("the AMD & Alternative Hardware topic") is the one asked for;
+            # topics the other words touch stay below a focus
+            said_all = set(said) | {stem(w) for w in words(text)}
+            named = [t for t in idx.topics if idx.topic_terms[t] and idx.topic_terms[t] <= said_all]
+            if named:
+                return {t: 1.0 if t in named else min(0.49, s) for t, s in normalised.items()} | {t: 1.0 for t in named}
         if sum(1 for s in normalised.values() if s >= 0.5) > 3:
             return {}  # words every topic shares ("scaling", "training"): no focus of their own
         return normalised

@@ -198,6 +198,8 @@ ABLATABLE = {
     "GROUP_WORDS": "assistant.reading", "FILLER_NOUNS": "assistant.reading", "COUNT_WORDS": "assistant.reading",
     "KIND_NOUNS": "assistant.reading", "SUBJECT_CUES": "assistant.reading",
     "REQUEST_WORDS": "assistant.route", "GAP_QUESTION_WORDS": "assistant.route",
+    # switches rather than lists: matching topics through their items, a topic said by its whole name first
+    "ITEM_VECTORS": "assistant.reading", "NAMED_TOPIC_FIRST": "assistant.reading",
 }
 
 
@@ -207,10 +209,10 @@ def ablate(name: str) -> None:
 
     module = importlib.import_module(ABLATABLE[name])
     old = getattr(module, name)
-    empty: Any = {} if isinstance(old, dict) else frozenset()
+    empty: Any = False if isinstance(old, bool) else {} if isinstance(old, dict) else frozenset()
     for mod_name in ("assistant.reading", "assistant.route", "assistant.mentions", "assistant.planner"):
         mod = sys.modules.get(mod_name) or importlib.import_module(mod_name)
-        if getattr(mod, name, None) is old:
+        if hasattr(mod, name) and getattr(mod, name) is old:
             setattr(mod, name, empty)
 
 
