@@ -21,6 +21,8 @@ import ipaddress  # noqa: E402
 import logging  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 from typing import Any  # noqa: E402
 
 import gradio as gr  # noqa: E402
@@ -109,16 +111,90 @@ def tool(fn: Callable[..., Any], guide: Guide) -> Callable[..., Any]:
     return call
 
 
-def build_app(guide: Guide) -> gr.Blocks:
-    """The Blocks app over one Guide: the layout and each event's handler. Named API endpoints: the tools."""
-    settings = guide.settings
-    resources = guide.resources
-    topics = list(dict.fromkeys(r.topic for r in sorted(resources, key=lambda r: r.position)))
-    tiers = [tier_label(t) for t in sorted({r.tier for r in resources if r.tier is not None})]
-    kinds = [k for k in KINDS if any(r.kind == k for r in resources)]
-    wide = settings.ui.chat_concurrency
+@dataclass
+class Choices:
+    """The filter dropdowns' values, from the catalog in use."""
 
-    # --- Gradio adapters: each turns events into plain values and calls one handler ---------------
+    tiers: list[str]
+    topics: list[str]
+    kinds: list[str]
+
+    @classmethod
+    def of(cls, guide: Guide) -> Choices:
+        resources = sorted(guide.resources, key=lambda r: r.position)
+        return cls([tier_label(t) for t in sorted({r.tier for r in resources if r.tier is not None})],
+                   list(dict.fromkeys(r.topic for r in resources)),
+                   [k for k in KINDS if any(r.kind == k for r in resources)])
+
+
+def build_app(guide: Guide) -> gr.Blocks:
+    """The Blocks app over one Guide: three tabs, each laid out then wired to its handlers, and the API tools."""
+    choices = Choices.of(guide)
+    wide = guide.settings.ui.chat_concurrency
+    with gr.Blocks(title="gpuguide", analytics_enabled=False) as demo:
+        gr.HTML(render_header(), elem_id="gg-header")
+        with gr.Tabs():
+            with gr.Tab("Chat", id="chat"):
+                chat = chat_layout(guide, choices)
+            with gr.Tab("Guide", id="guide"):
+                shelf = guide_layout(guide, choices)
+            with gr.Tab("Index status", id="status"):
+                status = status_layout(guide)
+        wire_chat(demo, guide, chat, shelf)
+        wire_guide(demo, guide, shelf)
+        wire_status(demo, guide, status)
+        for fn in api.TOOLS:
+            gr.api(tool(fn, guide), api_name=fn.__name__, concurrency_limit=wide,
+                   concurrency_id=CHAT_CONCURRENCY if fn.__name__ in CHAT_TOOLS else SEARCH_CONCURRENCY)
+    return demo
+
+
+# --- Chat tab ----------------------------------------------------------------------------------------
+
+
+def chat_layout(guide: Guide, choices: Choices) -> SimpleNamespace:
+    settings = guide.settings
+    gr.HTML(render_tab_heading("chat"), elem_classes="gg-tab-heading")
+    c = SimpleNamespace()
+    c.chatbot = gr.Chatbot(
+        show_label=False, elem_id="gg-chat", height="calc(100dvh - 330px)", min_height=320,
+        render_markdown=False, latex_delimiters=[], feedback_options=None, buttons=["copy"],
+        group_consecutive_messages=False, autoscroll=False,
+        placeholder="Ask about GPU performance engineering; answers cite the reading list.",
+    )
+    with gr.Row(elem_id="gg-ask-row", equal_height=True):
+        c.question = gr.Textbox(label="Your question", show_label=False, scale=8, min_width=200,
+                                placeholder="Ask a question (Enter to send, Shift+Enter for a new line)",
+                                max_length=MAX_QUESTION_CHARS, elem_id="gg-question", autofocus=True)
+        c.send = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="gg-ask")
+    gr.Examples(EXAMPLES, inputs=[c.question], label="Examples")
+    with gr.Accordion("Settings", open=False, elem_id="gg-settings"):
+        statuses = backend_statuses(settings)
+        with gr.Row():
+            c.backend = gr.Radio([(b.label, b.name) for b in statuses if b.available],
+                                 value=default_backend_for(settings, statuses), label="Answer with",
+                                 elem_id="gg-backend")
+            c.k = gr.Slider(1, 8, value=3, step=1, label="Sources per answer",
+                            info="How many resources an answer may draw on (more: broader, slower)")
+        c.backend_help = gr.HTML(render_backends(statuses), elem_id="gg-backend-help")
+        with gr.Row():
+            c.tier = gr.Dropdown([ANY, *choices.tiers], value=ANY, label="Tier",
+                                 info="Only cite this tier (1 essential, 2 deeper, 3 advanced)")
+            c.topic = gr.Dropdown([ANY, *choices.topics], value=ANY, label="Topic", info="Only cite this topic")
+            c.kind = gr.Dropdown([ANY, *choices.kinds], value=ANY, label="Kind", info="Only cite papers, blogs, …")
+            c.unread = gr.Checkbox(False, label="Only what I have not read",
+                                   info="Leave out resources ticked as read in the Guide tab")
+    c.add_reads = gr.Button("Add these to my reads", visible=False, size="sm", elem_id="gg-add-reads")
+    c.clear = gr.Button("New conversation", size="sm")
+    c.answers = gr.State([])  # final Answers as dicts: the follow-up rewrite's history
+    # The question as sent: a hidden component, not a State, so its value travels with each queued
+    # request and a second question sent while the first waits cannot replace it.
+    c.asked = gr.Textbox(visible=False)
+    return c
+
+
+def wire_chat(demo: gr.Blocks, guide: Guide, c: SimpleNamespace, shelf: SimpleNamespace) -> None:
+    settings = guide.settings
 
     def echo(message: str, history: Messages) -> tuple[gr.Textbox, gr.Button, Messages, str]:
         # One question at a time per conversation: a second one sent mid-answer would interleave the two. The
@@ -138,17 +214,86 @@ def build_app(guide: Guide) -> gr.Blocks:
         ids = chat_tab.reads_to_offer(guide, answers)
         return gr.Button(chat_tab.offer_label(ids), visible=bool(ids))
 
+    def add_understood(answers: list[dict[str, Any]], interest: str, tier: str, topic: str, kind: str,
+                       unread: bool) -> tuple[gr.Button, str, str, str, str]:
+        if ids := chat_tab.add_understood(guide, answers):
+            gr.Info(f"Marked {len(ids)} as read.")
+        return (gr.Button(visible=False), *guide_tab.progress_view(guide, interest),
+                guide_tab.guide_view(guide, tier, topic, kind, unread))
+
+    def backend_view() -> tuple[gr.Radio, str]:
+        """On each page load: which backends answer now (a server started since shows up after a reload)."""
+        found = backend_statuses(settings)
+        return (gr.Radio(choices=[(b.label, b.name) for b in found if b.available],
+                         value=default_backend_for(settings, found)), render_backends(found))
+
+    for trigger in (c.question.submit, c.send.click):
+        trigger(
+            echo, [c.question, c.chatbot], [c.question, c.send, c.chatbot, c.asked], queue=False,
+            api_visibility="private",
+        ).then(
+            respond, [c.asked, c.chatbot, c.answers, c.backend, c.k, c.tier, c.topic, c.kind, c.unread],
+            [c.chatbot, c.answers], concurrency_id=CHAT_CONCURRENCY, concurrency_limit=settings.ui.chat_concurrency,
+            show_progress="minimal", api_visibility="private",
+        ).then(unlock, None, [c.question, c.send], queue=False, api_visibility="private",
+               ).then(offer_reads, [c.answers], c.add_reads, queue=False, api_visibility="private")
+    c.add_reads.click(add_understood, [c.answers, shelf.interest, *shelf.filters],
+                      [c.add_reads, *shelf.progress, shelf.guide_list], queue=False, api_visibility="private")
+    c.clear.click(lambda: ([], []), None, [c.chatbot, c.answers], queue=False, api_visibility="private")
+    c.chatbot.clear(lambda: [], None, c.answers, queue=False, api_visibility="private")  # its own trash button
+    demo.load(backend_view, None, [c.backend, c.backend_help], api_visibility="private", show_progress="hidden")
+
+
+# --- Guide tab ---------------------------------------------------------------------------------------
+
+
+def guide_layout(guide: Guide, choices: Choices) -> SimpleNamespace:
+    gr.HTML(render_tab_heading("guide"), elem_classes="gg-tab-heading")
+    g = SimpleNamespace()
+    with gr.Row():
+        with gr.Column(scale=3):
+            summary = gr.Markdown(elem_id="gg-summary")
+            plot = gr.HTML(render_progress_grid(guide.progress()), elem_id="gg-grid")
+        with gr.Column(scale=2):
+            gr.Markdown("### What next?")
+            g.interest = gr.Textbox(label="What do you want to get good at?", show_label=False,
+                                    placeholder="What do you want to get good at? (Enter)",
+                                    max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
+            next_panel = gr.HTML(elem_id="gg-next")
+    g.progress = [summary, plot, next_panel]
+    with gr.Row():
+        with gr.Column(scale=3):
+            with gr.Row():
+                g.filters = [gr.Dropdown([ANY, *choices.tiers], value=ANY, label="Tier", min_width=100),
+                             gr.Dropdown([ANY, *choices.topics], value=ANY, label="Topic"),
+                             gr.Dropdown([ANY, *choices.kinds], value=ANY, label="Kind", min_width=100),
+                             gr.Checkbox(False, label="Unread only", min_width=100)]
+            with gr.Row():
+                g.query = gr.Textbox(label="Search the guide", show_label=False, scale=6, min_width=200,
+                                     placeholder="Search the guide (words and meaning, no model)",
+                                     max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
+                g.go = gr.Button("Search", scale=1, min_width=100)
+            g.results = gr.HTML(elem_id="gg-results", js_on_load=asset("toggle.js"))
+            g.guide_list = gr.HTML(elem_id="gg-guide", js_on_load=asset("toggle.js"))
+        with gr.Column(scale=2):
+            gr.Markdown("### Summary & self-check")
+            g.digest = gr.HTML("<div class='gg-empty'>Press Summary or Self-check on a resource: "
+                               "made from its own text, each point cited.</div>", elem_id="gg-digest")
+            gr.Markdown("### Export")
+            with gr.Row():
+                g.exports = [gr.DownloadButton("My path (Markdown)", size="sm", elem_id="gg-export-md"),
+                             gr.DownloadButton("Self-checks (Anki CSV)", size="sm", elem_id="gg-export-anki")]
+    return g
+
+
+def wire_guide(demo: gr.Blocks, guide: Guide, g: SimpleNamespace) -> None:
+    wide = guide.settings.ui.chat_concurrency
+
     def guide_view(tier: str, topic: str, kind: str, unread: bool) -> str:
         return guide_tab.guide_view(guide, tier, topic, kind, unread)
 
     def progress_view(interest: str) -> tuple[str, str, str]:
         return guide_tab.progress_view(guide, interest)
-
-    def add_understood(answers: list[dict[str, Any]], interest: str, tier: str, topic: str, kind: str,
-                       unread: bool) -> tuple[gr.Button, str, str, str, str]:
-        if ids := chat_tab.add_understood(guide, answers):
-            gr.Info(f"Marked {len(ids)} as read.")
-        return (gr.Button(visible=False), *progress_view(interest), guide_view(tier, topic, kind, unread))
 
     def toggle(interest: str, evt: gr.SelectData) -> tuple[str, str, str]:
         if guide_tab.select(guide, str(evt.value or ""), str(evt.index), bool(evt.selected)) == "digest":
@@ -171,12 +316,46 @@ def build_app(guide: Guide) -> gr.Blocks:
     def guide_search(query: str, tier: str, topic: str, kind: str, unread: bool) -> str:
         return guide_tab.search_view(guide, query, tier, topic, kind, unread)
 
-    def backend_view() -> tuple[gr.Radio, str]:
-        """On each page load: which backends answer now (a server started since shows up after a reload)."""
-        found = backend_statuses(settings)
-        return (gr.Radio(choices=[(b.label, b.name) for b in found if b.available],
-                         value=default_backend_for(settings, found)), render_backends(found))
+    quiet = {"api_visibility": "private", "show_progress": "hidden"}
+    for comp in g.filters:
+        comp.change(guide_view, g.filters, g.guide_list, **quiet)
+    for trigger in (g.query.submit, g.go.click):
+        trigger(guide_search, [g.query, *g.filters], g.results, concurrency_id=SEARCH_CONCURRENCY,
+                concurrency_limit=wide, api_visibility="private")
+    g.guide_list.select(toggle, [g.interest], g.progress, trigger_mode="multiple", **quiet
+                        ).then(exports, None, g.exports, **quiet)
+    g.guide_list.select(guide_after_state, g.filters, g.guide_list, trigger_mode="multiple", **quiet)
+    g.guide_list.select(digest_view, None, g.digest, api_visibility="private", concurrency_id=CHAT_CONCURRENCY,
+                        concurrency_limit=wide, show_progress="minimal")
+    demo.load(exports, None, g.exports, **quiet)
+    # a search result's read box: the same toggle, then the guide redrawn so both lists agree
+    g.results.select(toggle, [g.interest], g.progress, trigger_mode="multiple", **quiet,
+                     ).then(guide_view, g.filters, g.guide_list, **quiet)
+    g.interest.submit(progress_view, [g.interest], g.progress, api_visibility="private")
+    demo.load(guide_view, g.filters, g.guide_list, api_visibility="private")
+    demo.load(progress_view, [g.interest], g.progress, api_visibility="private")
 
+
+# --- Index status tab --------------------------------------------------------------------------------
+
+
+def status_layout(guide: Guide) -> SimpleNamespace:
+    gr.HTML(render_tab_heading("status"), elem_classes="gg-tab-heading")
+    s = SimpleNamespace()
+    s.status = gr.HTML(elem_id="gg-status")
+    with gr.Row(elem_id="gg-reingest-row"):
+        s.reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0, min_width=280)
+        s.update = gr.Button("Update from the list (no re-crawl)", elem_id="gg-update", scale=0, min_width=280)
+        s.job = gr.HTML(render_job(guide.job), elem_id="gg-job")
+    gr.Markdown("Re-ingest runs in the background: chat keeps answering from the current index "
+                "until the new one is ready. After `gpuguide catalog sync`, *Update from the list* "
+                "rebuilds the changed cards and index without re-crawling, then crawls only new "
+                "resources.")
+    s.timer = gr.Timer(2.0, active=guide.job.running)
+    return s
+
+
+def wire_status(demo: gr.Blocks, guide: Guide, s: SimpleNamespace) -> None:
     def status_view() -> str:
         return status_tab.status_view(guide)
 
@@ -192,149 +371,10 @@ def build_app(guide: Guide) -> gr.Blocks:
         panel, running = status_tab.job_view(guide)
         return panel, status_view(), gr.Timer(active=running)
 
-    # --- layout --------------------------------------------------------------------------------
-
-    with gr.Blocks(title="gpuguide", analytics_enabled=False) as demo:
-        gr.HTML(render_header(), elem_id="gg-header")
-        with gr.Tabs():
-            with gr.Tab("Chat", id="chat"):
-                gr.HTML(render_tab_heading("chat"), elem_classes="gg-tab-heading")
-                chatbot = gr.Chatbot(
-                    show_label=False, elem_id="gg-chat", height="calc(100dvh - 330px)", min_height=320,
-                    render_markdown=False, latex_delimiters=[], feedback_options=None, buttons=["copy"],
-                    group_consecutive_messages=False, autoscroll=False,
-                    placeholder="Ask about GPU performance engineering; answers cite the reading list.",
-                )
-                with gr.Row(elem_id="gg-ask-row", equal_height=True):
-                    question = gr.Textbox(label="Your question", show_label=False, scale=8, min_width=200,
-                                          placeholder="Ask a question (Enter to send, Shift+Enter for a new line)",
-                                          max_length=MAX_QUESTION_CHARS, elem_id="gg-question", autofocus=True)
-                    send = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="gg-ask")
-                gr.Examples(EXAMPLES, inputs=[question], label="Examples")
-                with gr.Accordion("Settings", open=False, elem_id="gg-settings"):
-                    statuses = backend_statuses(settings)
-                    with gr.Row():
-                        backend = gr.Radio([(b.label, b.name) for b in statuses if b.available],
-                                           value=default_backend_for(settings, statuses), label="Answer with",
-                                           elem_id="gg-backend")
-                        k = gr.Slider(1, 8, value=3, step=1, label="Sources per answer",
-                                      info="How many resources an answer may draw on (more: broader, slower)")
-                    backend_help = gr.HTML(render_backends(statuses), elem_id="gg-backend-help")
-                    with gr.Row():
-                        c_tier = gr.Dropdown([ANY, *tiers], value=ANY, label="Tier",
-                                             info="Only cite this tier (1 essential, 2 deeper, 3 advanced)")
-                        c_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic", info="Only cite this topic")
-                        c_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind", info="Only cite papers, blogs, …")
-                        c_unread = gr.Checkbox(False, label="Only what I have not read",
-                                               info="Leave out resources ticked as read in the Guide tab")
-                add_reads = gr.Button("Add these to my reads", visible=False, size="sm", elem_id="gg-add-reads")
-                clear = gr.Button("New conversation", size="sm")
-                answers = gr.State([])  # final Answers as dicts: the follow-up rewrite's history
-                # The question as sent: a hidden component, not a State, so its value travels with each queued
-                # request and a second question sent while the first waits cannot replace it.
-                asked = gr.Textbox(visible=False)
-
-            with gr.Tab("Guide", id="guide"):
-                gr.HTML(render_tab_heading("guide"), elem_classes="gg-tab-heading")
-                rows = guide.progress()
-                with gr.Row():
-                    with gr.Column(scale=3):
-                        summary = gr.Markdown(elem_id="gg-summary")
-                        plot = gr.HTML(render_progress_grid(rows), elem_id="gg-grid")
-                    with gr.Column(scale=2):
-                        gr.Markdown("### What next?")
-                        interest = gr.Textbox(label="What do you want to get good at?", show_label=False,
-                                              placeholder="What do you want to get good at? (Enter)",
-                                              max_length=MAX_QUESTION_CHARS, elem_id="gg-interest")
-                        next_panel = gr.HTML(elem_id="gg-next")
-                with gr.Row():
-                    with gr.Column(scale=3):
-                        with gr.Row():
-                            g_tier = gr.Dropdown([ANY, *tiers], value=ANY, label="Tier", min_width=100)
-                            g_topic = gr.Dropdown([ANY, *topics], value=ANY, label="Topic")
-                            g_kind = gr.Dropdown([ANY, *kinds], value=ANY, label="Kind", min_width=100)
-                            g_unread = gr.Checkbox(False, label="Unread only", min_width=100)
-                        with gr.Row():
-                            g_query = gr.Textbox(label="Search the guide", show_label=False, scale=6, min_width=200,
-                                                 placeholder="Search the guide (words and meaning, no model)",
-                                                 max_length=MAX_QUESTION_CHARS, elem_id="gg-search")
-                            g_go = gr.Button("Search", scale=1, min_width=100)
-                        g_results = gr.HTML(elem_id="gg-results", js_on_load=asset("toggle.js"))
-                        guide_list = gr.HTML(elem_id="gg-guide", js_on_load=asset("toggle.js"))
-                    with gr.Column(scale=2):
-                        gr.Markdown("### Summary & self-check")
-                        digest_panel = gr.HTML("<div class='gg-empty'>Press Summary or Self-check on a resource: "
-                                               "made from its own text, each point cited.</div>", elem_id="gg-digest")
-                        gr.Markdown("### Export")
-                        with gr.Row():
-                            export_md = gr.DownloadButton("My path (Markdown)", size="sm", elem_id="gg-export-md")
-                            export_anki = gr.DownloadButton("Self-checks (Anki CSV)", size="sm",
-                                                            elem_id="gg-export-anki")
-
-            with gr.Tab("Index status", id="status"):
-                gr.HTML(render_tab_heading("status"), elem_classes="gg-tab-heading")
-                status = gr.HTML(elem_id="gg-status")
-                with gr.Row(elem_id="gg-reingest-row"):
-                    reingest = gr.Button("Re-ingest (crawl and re-index)", elem_id="gg-reingest", scale=0,
-                                         min_width=280)
-                    update = gr.Button("Update from the list (no re-crawl)", elem_id="gg-update", scale=0,
-                                       min_width=280)
-                    job = gr.HTML(render_job(guide.job), elem_id="gg-job")
-                gr.Markdown("Re-ingest runs in the background: chat keeps answering from the current index "
-                            "until the new one is ready. After `gpuguide catalog sync`, *Update from the list* "
-                            "rebuilds the changed cards and index without re-crawling, then crawls only new "
-                            "resources.")
-                timer = gr.Timer(2.0, active=guide.job.running)
-
-        # --- events --------------------------------------------------------------------------------
-        for trigger in (question.submit, send.click):
-            trigger(
-                echo, [question, chatbot], [question, send, chatbot, asked], queue=False, api_visibility="private",
-            ).then(
-                respond, [asked, chatbot, answers, backend, k, c_tier, c_topic, c_kind, c_unread], [chatbot, answers],
-                concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide, show_progress="minimal",
-                api_visibility="private",
-            ).then(unlock, None, [question, send], queue=False, api_visibility="private",
-                   ).then(offer_reads, [answers], add_reads, queue=False, api_visibility="private")
-        add_reads.click(add_understood, [answers, interest, g_tier, g_topic, g_kind, g_unread],
-                        [add_reads, summary, plot, next_panel, guide_list], queue=False, api_visibility="private")
-        clear.click(lambda: ([], []), None, [chatbot, answers], queue=False, api_visibility="private")
-        chatbot.clear(lambda: [], None, answers, queue=False, api_visibility="private")  # its own trash button
-
-        guide_filters = [g_tier, g_topic, g_kind, g_unread]
-        for comp in guide_filters:
-            comp.change(guide_view, guide_filters, guide_list, api_visibility="private", show_progress="hidden")
-        for trigger in (g_query.submit, g_go.click):
-            trigger(guide_search, [g_query, *guide_filters], g_results, concurrency_id=SEARCH_CONCURRENCY,
-                    concurrency_limit=wide, api_visibility="private")
-        guide_list.select(toggle, [interest], [summary, plot, next_panel], api_visibility="private",
-                          show_progress="hidden", trigger_mode="multiple",
-                          ).then(exports, None, [export_md, export_anki], api_visibility="private",
-                                 show_progress="hidden")
-        guide_list.select(guide_after_state, guide_filters, guide_list, api_visibility="private",
-                          show_progress="hidden", trigger_mode="multiple")
-        guide_list.select(digest_view, None, digest_panel, api_visibility="private",
-                          concurrency_id=CHAT_CONCURRENCY, concurrency_limit=wide, show_progress="minimal")
-        demo.load(exports, None, [export_md, export_anki], api_visibility="private", show_progress="hidden")
-        # a search result's read box: the same toggle, then the guide redrawn so both lists agree
-        g_results.select(toggle, [interest], [summary, plot, next_panel], api_visibility="private",
-                         show_progress="hidden", trigger_mode="multiple",
-                         ).then(guide_view, guide_filters, guide_list, api_visibility="private", show_progress="hidden")
-        interest.submit(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
-
-        reingest.click(start_job(status_tab.start_reingest), None, [job, timer], api_visibility="private")
-        update.click(start_job(status_tab.start_update), None, [job, timer], api_visibility="private")
-        timer.tick(poll_job, None, [job, status, timer], api_visibility="private", show_progress="hidden")
-
-        demo.load(guide_view, guide_filters, guide_list, api_visibility="private")
-        demo.load(progress_view, [interest], [summary, plot, next_panel], api_visibility="private")
-        demo.load(status_view, None, status, api_visibility="private")
-        demo.load(backend_view, None, [backend, backend_help], api_visibility="private", show_progress="hidden")
-
-        for fn in api.TOOLS:
-            gr.api(tool(fn, guide), api_name=fn.__name__, concurrency_limit=wide,
-                   concurrency_id=CHAT_CONCURRENCY if fn.__name__ in CHAT_TOOLS else SEARCH_CONCURRENCY)
-    return demo
+    s.reingest.click(start_job(status_tab.start_reingest), None, [s.job, s.timer], api_visibility="private")
+    s.update.click(start_job(status_tab.start_update), None, [s.job, s.timer], api_visibility="private")
+    s.timer.tick(poll_job, None, [s.job, s.status, s.timer], api_visibility="private", show_progress="hidden")
+    demo.load(status_view, None, s.status, api_visibility="private")
 
 
 def start(settings: Settings, guide: Guide | None = None) -> tuple[gr.Blocks, str]:
