@@ -19,7 +19,7 @@ from assistant import doctor
 from assistant.guide import Guide
 from assistant.services import eval_planner
 from core.errors import UserError
-from core.settings import Settings, load_settings
+from core.settings import LLM_BACKENDS, Settings, load_settings
 
 log = logging.getLogger("gpuguide")
 
@@ -519,7 +519,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="a cited answer from the guide")
     p.add_argument("question")
-    p.add_argument("--llm", choices=["embedded", "ollama", "openai", "none"], help="none: extractive, no LLM")
+    p.add_argument("--llm", choices=[b for b in LLM_BACKENDS if b != "extractive"] + ["none"],
+                   help="none: extractive, no LLM")
     add_filters(p)
     p.add_argument("--json", action="store_true", help="the Answer record")
     p.set_defaults(handler=cmd_ask, settings_overrides=_llm_overrides)

@@ -78,6 +78,3 @@ def _tag(text: str) -> str:
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
-
-# The name callers used before core/files.py held the one helper; new code imports atomic_write_text from there.
-write_text_atomic = atomic_write_text
