@@ -15,7 +15,6 @@ from pathlib import Path
 from assistant.digest import Digest
 from assistant.path import LearningPath
 from assistant.profile import READ, READING, SKIPPED
-from core.files import atomic_write_text
 
 ANKI_COLUMNS = ("Front", "Back", "Tags")
 ANKI_HEADER = "#separator:comma\n#html:false\n#columns:Front,Back,Tags\n#tags column:3\n"
