@@ -195,7 +195,7 @@ class DiskQueries:
 # The word lists of assistant/reading.py and assistant/route.py that `--ablate NAME` empties for one run.
 ABLATABLE = {
     "DONE_WORDS": "assistant.reading", "NEGATION_WORDS": "assistant.reading", "WANT_WORDS": "assistant.reading",
-    "GROUP_WORDS": "assistant.reading", "FILLER_NOUNS": "assistant.reading", "COUNT_WORDS": "assistant.reading",
+    "GROUP_WORDS": "assistant.reading",
     "KIND_NOUNS": "assistant.reading", "SUBJECT_CUES": "assistant.reading",
     "REQUEST_WORDS": "assistant.route", "GAP_QUESTION_WORDS": "assistant.route",
     # switches rather than lists: matching topics through their items, a topic said by its whole name first

@@ -122,7 +122,3 @@ def test_a_quoted_titles_author_stays_with_the_title(reader):
     found = reader.understand('I\'ve read "Compiling Queries with LLVM, Part 1" by Neumann. Next?')
     assert {r.title for r in found.read} == {"Compiling Queries with LLVM, Part 1"}
 
-
-def test_a_topic_said_by_its_whole_name_is_the_focus(reader):
-    found = reader.understand("I want to go deeper into Query Execution, maybe with some consensus on the side.")
-    assert found.focus_topics == ["Query Execution"]
