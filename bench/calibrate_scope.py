@@ -6,7 +6,7 @@ questions (bench/data/synthetic-questions.jsonl, folds grouped by resource) and 
 (bench/data/out-of-scope-questions.jsonl, folds grouped by field) — and judged on held-out folds. The dev set
 is scored once with the final model, as a report (`dev_set`), never to choose anything.
 
-    .venv/bin/python bench/calibrate_scope.py [--home DIR] > docs/measurements/scope_calibration.json
+    .venv/bin/python bench/calibrate_scope.py [--home DIR] [--write-fitted] > docs/measurements/scope_calibration.json
 
 Per fold: a class-balanced, L2-regularised logistic model over the scope features (index/scope.py) is fitted
 on the other four folds, then the thresholds are chosen on those same four folds:
@@ -21,8 +21,9 @@ on the other four folds, then the thresholds are chosen on those same four folds
   sure in-scope questions (their top hit is right less often), capped at `--max-weak` of the in-scope ones.
 
 The held-out fold is then judged with that fold's model and thresholds; the confusion matrix adds up every
-fold's held-out questions. The shipped model is fitted on all folds with the same rules (`final`), and its
-weights and thresholds are what `ingest/settings.py` holds.
+fold's held-out questions. The shipped model is fitted on all folds with the same rules (`final`); with
+`--write-fitted` its weights and thresholds go into core/data/fitted.json, which core/settings.py reads as the
+`index.*` defaults (run bench/tune_retrieval.py first: the features are read from the product's search).
 """
 
 from __future__ import annotations
@@ -271,6 +272,8 @@ def main() -> int:
     parser.add_argument("--weak-in", type=float, default=0.05, help="in-scope share (the least sure) the weak threshold marks weak at least")
     parser.add_argument("--max-weak", type=float, default=0.2, help="in-scope share the weak threshold may mark weak")
     parser.add_argument("--l2", type=float, help="ridge penalty on standardised weights (default: chosen by CV log-loss)")
+    parser.add_argument("--write-fitted", action="store_true",
+                        help="write the final model into core/data/fitted.json (the settings defaults)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     settings = real_corpus_settings(args.home) if args.home else real_corpus_settings()
@@ -290,6 +293,12 @@ def main() -> int:
     report["dev_set"] = dev_report(searcher, report["final"])
     report["latency"] = latency(searcher, [q["question"] for q in questions[:: max(1, len(questions) // LATENCY_N)]])
     report["seconds"] = round(time.perf_counter() - started, 1)
+    if args.write_fitted:
+        from core.settings import write_fitted
+
+        n = report["data"]["n"]
+        write_fitted("scope", report["final"], "bench/calibrate_scope.py --write-fitted (grouped 5-fold CV; "
+                     + ", ".join(f"{k} {v}" for k, v in n.items()) + ")")
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0
