@@ -27,7 +27,7 @@ from assistant import prompt
 from assistant.evidence import Evidence, EvidenceSelector, card_sentence, estimate_tokens
 from assistant.extractive import extractive_answer, quote
 from assistant.fragments import page_of
-from assistant.followup import Resolved, Turn, Vocabulary, conversation_order, resolve
+from assistant.conversation import Resolved, Turn, Vocabulary, conversation_order, resolve
 from assistant.planner import (
     NextReads,
     default_next_reads,
@@ -173,7 +173,7 @@ class Assistant:
 
     def _retrieve(self, inputs: tuple[Query, Resolved]) -> tuple[str, list[ResourceHit]]:
         """Search the standalone question; a follow-up's candidates (twice as many) put the sources it points
-        at first (assistant/followup.py)."""
+        at first (assistant/conversation.py)."""
         query, resolved = inputs
         exclude = self.profile.read_ids() if query.unread_only else None
         k = max(query.k, 5)

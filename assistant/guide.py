@@ -266,7 +266,7 @@ class Guide:
     def route(self, query: Query) -> RouteDecision:
         """The one decision of a chat question: the reading planner's ("next") or search's. A follow-up is
         decided on what it asks in context ("more on [2]" is no reading-plan request)."""
-        from assistant.followup import resolve
+        from assistant.conversation import resolve
 
         assistant = self.assistant()
         resolved = resolve(query.question, query.history, assistant.vocabulary if query.history else None)

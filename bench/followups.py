@@ -6,7 +6,7 @@ Each line of the question file is a two-turn conversation we wrote from the cata
 dev set): `first`, `followup`, `kind` (version, pronoun, and-x, what-about, source-ref, new-topic) and `gold`
 (resource ids the follow-up is about) or `gold_ref` (the number of the first answer's source it points at).
 Three ways of searching the follow-up, in the same run: as asked (no conversation), the two questions
-concatenated (the usual baseline), and the chain's resolution (assistant/followup.py: standalone question
+concatenated (the usual baseline), and the chain's resolution (assistant/conversation.py: standalone question
 plus ordering by the conversation). Prints one JSON object: success@3 per mode and per kind, the resolution's
 latency, and every row.
 """
@@ -33,7 +33,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from assistant.chain import Assistant, Query
-    from assistant.followup import Turn
+    from assistant.conversation import Turn
     from core.settings import Settings
     from index.search import load_searcher
 

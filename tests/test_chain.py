@@ -10,7 +10,7 @@ import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from assistant.chain import NOT_ANSWERED, Assistant, Query, is_next_question
-from assistant.followup import Turn
+from assistant.conversation import Turn
 from assistant.profile import Profile
 from core.records import Chunk, Resource
 

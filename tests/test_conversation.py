@@ -9,7 +9,7 @@ from fixtures.conversation.corpus import conversation_corpus
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from assistant.chain import Assistant, Query
-from assistant.followup import Turn, Vocabulary, resolve
+from assistant.conversation import Turn, Vocabulary, resolve
 from assistant.profile import Profile
 from assistant.records import Answer
 

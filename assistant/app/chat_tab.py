@@ -10,7 +10,7 @@ from typing import Any
 from assistant.app.options import clamp, opt, tier_of, too_long
 from assistant.backends import BACKENDS
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query
-from assistant.followup import Turn
+from assistant.conversation import Turn
 from assistant.guide import Guide
 from assistant.records import Answer
 from assistant.render import render_answer, render_error, render_searching, render_streaming, render_user
@@ -23,7 +23,7 @@ Messages = list[dict[str, Any]]
 
 
 def turns(answers: list[dict[str, Any]]) -> list[Turn]:
-    """The conversation so far as the follow-up rewrite reads it (assistant/followup.py)."""
+    """The conversation so far as the follow-up rewrite reads it (assistant/conversation.py)."""
     return [
         Turn(a["question"], a.get("standalone_question") or a["question"], [c["title"] for c in a.get("citations", [])],
              [c.get("resource_id", "") for c in a.get("citations", [])])
