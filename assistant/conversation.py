@@ -207,7 +207,7 @@ def conversation_order(resolved: Resolved, hits: list[H]) -> list[H]:
     """A follow-up's candidates with the sources it points at ("more on [2]") first, then in the search's order.
 
     Ordering the rest by how many of the conversation's names each candidate carries was measured on our
-    written conversations (bench/followups.py) and lost resources that answer the follow-up's new part (20 of
+    written conversations (bench/conversation.py) and lost resources that answer the follow-up's new part (20 of
     24 in the top 3, against 23 without it): the standalone question already carries the subject, so counting
     it again pushes back what the follow-up newly asks for. A standalone question keeps its order."""
     if not resolved.followup or not resolved.pinned_ids or not hits:

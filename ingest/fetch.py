@@ -47,7 +47,7 @@ from ingest.archive import (
     ArchiveWriter,
     find_archives,
 )
-from ingest.followups import page_followups, url_followups
+from ingest.linked_pages import page_followups, url_followups
 from ingest.netguard import AddressBook, check_url, pinned_transport
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Follow-up discovery: pure functions over a URL and a page."""
+"""Linked pages: the pages to fetch behind a catalog URL, pure functions over a URL and a page."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.settings import CrawlSettings
-from ingest.followups import (
+from ingest.linked_pages import (
     arxiv_pdf_url,
     github_readme_url,
     is_series_page,

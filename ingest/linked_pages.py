@@ -1,4 +1,4 @@
-"""Follow-up links: the pages a learner actually needs behind some catalog URLs.
+"""Linked pages: the pages to fetch behind a catalog URL, the ones a learner actually needs.
 
 Pure functions over a URL and (for multi-part posts) the fetched page text; no network here.
 

@@ -1,6 +1,6 @@
 """Follow-up questions on the real list: is the resource a follow-up is about among the top 3 of its search?
 
-    .venv/bin/python bench/followups.py [--home DATA_DIR] [--questions bench/data/followup-conversations.jsonl]
+    .venv/bin/python bench/conversation.py [--home DATA_DIR] [--questions bench/data/followup-conversations.jsonl]
 
 Each line of the question file is a two-turn conversation we wrote from the catalog's titles (none from the
 dev set): `first`, `followup`, `kind` (version, pronoun, and-x, what-about, source-ref, new-topic) and `gold`
@@ -8,7 +8,8 @@ dev set): `first`, `followup`, `kind` (version, pronoun, and-x, what-about, sour
 Three ways of searching the follow-up, in the same run: as asked (no conversation), the two questions
 concatenated (the usual baseline), and the chain's resolution (assistant/conversation.py: standalone question
 plus ordering by the conversation). Prints one JSON object: success@3 per mode and per kind, the resolution's
-latency, and every row.
+latency, and every row. The measurement is kept as docs/measurements/followups.json (its name from
+when this script was bench/followups.py).
 """
 
 from __future__ import annotations
