@@ -31,8 +31,8 @@ from starlette.middleware import Middleware  # noqa: E402
 from assistant.app import api, chat_tab, guide_tab, status_tab  # noqa: E402
 from assistant.app.chat_tab import Messages, chat_reply, user_turn  # noqa: E402, F401  (tests reach them as ui.*)
 from assistant.app_auth import RequireLogin  # noqa: E402
-from assistant.backends import backend_statuses  # noqa: E402
-from assistant.backends import default_backend as default_backend_for  # noqa: E402
+from assistant.backend_status import backend_statuses  # noqa: E402
+from assistant.backend_status import default_backend as default_backend_for  # noqa: E402
 from assistant.chain import MAX_QUESTION_CHARS  # noqa: E402
 from assistant.guide import Guide  # noqa: E402
 from assistant.progress_grid import render_progress_grid  # noqa: E402
@@ -61,7 +61,7 @@ EXAMPLES = [
     "How does NCCL's ring all-reduce use bandwidth?",
 ]
 # Chat turns and API calls run side by side (ui.chat_concurrency at once); only the embedded model's generation
-# is one at a time, by a lock inside the backend (assistant/models.py), so nothing else waits behind the LLM.
+# is one at a time, by a lock inside the backend (assistant/llm.py), so nothing else waits behind the LLM.
 CHAT_CONCURRENCY = "chat"
 SEARCH_CONCURRENCY = "search"
 CHAT_TOOLS = {"ask", "explain", "quiz"}  # the tools that may write with the model share the chat's limit

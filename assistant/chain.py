@@ -195,7 +195,7 @@ class Assistant:
         """Prompt speeds are kept per backend and device (or server and model): each reads at its own pace."""
         cfg = self.settings.llm
         if backend == "embedded":
-            from assistant.models import resolve_gpu_layers
+            from assistant.llm import resolve_gpu_layers
 
             return f"embedded:{cfg.model_path or 'packaged'}:{'gpu' if resolve_gpu_layers(cfg) else 'cpu'}"
         if backend == "ollama":
@@ -205,7 +205,7 @@ class Assistant:
     def _model_stream(self, backend: str, evidence: Evidence, question: str) -> Iterator[str]:
         """Text pieces from the backend for this evidence, written freely (the embedded model under a light
         prose grammar: one line, no markup); every backend goes through the same attribution."""
-        from assistant.models import chat_model
+        from assistant.llm import chat_model
 
         cfg = self.settings.llm
         evidence_text = prompt.render_evidence(evidence.blocks())

@@ -296,7 +296,7 @@ def generate(resource: Resource, chunks: list[Chunk], settings: Settings, embedd
              idf: dict[str, float] | None = None) -> Digest:
     """The model's digest, verified; an extracted one (saying why) when the model fails or nothing survives."""
     from assistant import prompt
-    from assistant.models import embedded_llm
+    from assistant.llm import embedded_llm
     from assistant.verify import Verifier, stems
 
     cfg = settings.learning

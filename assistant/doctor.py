@@ -47,7 +47,7 @@ print(json.dumps({{"step": "imported"}}), flush=True)
 from pathlib import Path
 from assistant import prompt
 from assistant.llm_process import SeparateProcessLLM
-from assistant.models import EmbeddedLLM
+from assistant.llm import EmbeddedLLM
 from core.settings import Settings
 settings = Settings(llm={{"model_path": {model!r}, "gpu_layers": -1, "prompt_cache": False}})
 started = time.perf_counter()
@@ -104,7 +104,7 @@ def verdict(report: dict[str, Any]) -> str:
 def gpu_report(settings: Settings, model: str | None = None, timeout_s: float = 90,
                run_anyway: bool = False, cases: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The doctor's findings as one JSON-able object; the cases are run only on a GPU build (or when asked)."""
-    from assistant.models import gguf_path, gpu_offload_available, packaged_gguf_file
+    from assistant.llm import gguf_path, gpu_offload_available, packaged_gguf_file
 
     gpu = gpu_offload_available()
     if model or gpu or run_anyway:

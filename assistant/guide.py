@@ -238,7 +238,7 @@ class Guide:
         try:
             self.assistant().searcher.search("GPU memory bandwidth", k=1)
             if self.settings.llm.backend == "embedded":
-                from assistant.models import embedded_llm
+                from assistant.llm import embedded_llm
 
                 embedded_llm(self.settings).warm()  # load the model and its saved prompt prefix
             log.info("warmed up")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from assistant.llm_process import send
-from assistant.models import EmbeddedLLM
+from assistant.llm import EmbeddedLLM
 from core.settings import LLMSettings
 
 

@@ -6,7 +6,7 @@ the grammar; the grammar only allows markers of sources that were given). Tests 
 
 The prompt has a fixed part (rules + example + the start of the user turn) and a per-question part
 (evidence + question). The fixed part comes first so llama.cpp evaluates it once and keeps its state
-(see `assistant/models.py`); only the evidence and question are evaluated per request.
+(see `assistant/llm.py`); only the evidence and question are evaluated per request.
 
 There is deliberately no "reply X when the sources do not say" escape phrase: a 1.5B model takes it even
 when the evidence holds the answer. Whether the answer is in the sources is decided after generation,

@@ -20,8 +20,8 @@ from jinja2 import Environment, FunctionLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from assistant.app_state import IndexStatus, IngestJob, ProgressRow
-from assistant.backends import LABELS as BACKEND_LABELS
-from assistant.backends import BackendStatus
+from assistant.backend_status import LABELS as BACKEND_LABELS
+from assistant.backend_status import BackendStatus
 from assistant.fragments import cite_link
 from assistant.plain import outcome_word, status_facts, when_text
 from assistant.snippets import snippet_html

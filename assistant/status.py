@@ -31,7 +31,7 @@ def progress_rows(resources: list[Resource], read: set[str]) -> list[ProgressRow
 
 def index_status(settings: Settings, resources: list[Resource], searcher: Any) -> IndexStatus:
     """The loaded index, the last ingest's report, the list in use and where the chat model runs."""
-    from assistant.models import describe_device
+    from assistant.llm import describe_device
     from ingest.store import ChunkStore
 
     status = IndexStatus(resources=len(resources), offline=settings.crawl.offline)

@@ -247,7 +247,7 @@ def main() -> None:
         report["extractive"] = percentiles(samples)
 
     if not args.no_llm:
-        from assistant.models import chat_model
+        from assistant.llm import chat_model
 
         started = time.perf_counter()
         chat_model(settings.model_copy(update={"llm": settings.llm.model_copy(update={"backend": "embedded"})})).warm()

@@ -58,7 +58,7 @@ def evidence_for(assistant: Any, question: str) -> tuple[Any, list[Any]]:
 
 def claims_for(n: int, seed: int, home: Path) -> list[dict[str, Any]]:
     """Two restated claims per question (one supported, one not), written by the packaged model."""
-    from assistant.models import chat_model
+    from assistant.llm import chat_model
     from assistant.verify import split_claims
 
     assistant = load_assistant(home)

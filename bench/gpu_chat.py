@@ -95,7 +95,7 @@ def decode_pieces(model, text: str, n: int):
 
 def run(args: argparse.Namespace) -> dict:
     from assistant import prompt
-    from assistant.models import (
+    from assistant.llm import (
         EmbeddedLLM,
         describe_device,
         gguf_path,

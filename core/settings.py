@@ -212,7 +212,7 @@ class IndexSettings(BaseModel):
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
 
 
-# The answer backends `llm.backend` accepts, defined here once (assistant/backends.py and the app list these).
+# The answer backends `llm.backend` accepts, defined here once (assistant/backend_status.py and the app list these).
 LLMBackend = Literal["embedded", "extractive", "ollama", "openai"]
 LLM_BACKENDS: tuple[str, ...] = get_args(LLMBackend)
 
@@ -384,7 +384,7 @@ class UISettings(BaseModel):
     backend_probe_s: float = Field(
         0.5, gt=0, le=10,
         description="How long the Settings panel waits for an Ollama / OpenAI-compatible server to answer before "
-        "it shows that backend as unavailable (assistant/backends.py)",
+        "it shows that backend as unavailable (assistant/backend_status.py)",
     )
     chat_concurrency: int = Field(
         16, ge=1,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import MODEL_CACHE, SESSION_ROOT, USER_DATA_BEFORE, USER_DATA_DIR, _listing
 
-from assistant.models import PACKAGED_GGUF_SHA256, assemble_packaged_gguf, gguf_path
+from assistant.llm import PACKAGED_GGUF_SHA256, assemble_packaged_gguf, gguf_path
 from core.settings import Settings, default_home
 
 ROOT = Path(__file__).resolve().parent.parent

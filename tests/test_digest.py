@@ -21,7 +21,7 @@ from assistant.digest import (
     SUMMARY,
     DigestMaker,
 )
-from assistant.models import assemble_packaged_gguf
+from assistant.llm import assemble_packaged_gguf
 from core.records import Chunk, Resource
 from core.settings import Settings
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from assistant.doctor import APPS_WAY, run_case, verdict
-from assistant.models import gpu_offload_available
+from assistant.llm import gpu_offload_available
 
 ROOT = Path(__file__).resolve().parent.parent
 

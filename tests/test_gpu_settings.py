@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from assistant import prompt
-from assistant.models import (
+from assistant.llm import (
     EmbeddedLLM,
     assemble_packaged_gguf,
     describe_device,
@@ -90,7 +90,7 @@ def test_the_status_tab_says_where_the_chat_model_runs():
 def test_greedy_under_grammar_picks_the_tokens_of_llama_cpps_grammar_sampler(tmp_path, model_file):
     from llama_cpp import LlamaGrammar, llama_vocab_is_eog
 
-    from assistant.models import greedy_under_grammar
+    from assistant.llm import greedy_under_grammar
 
     _, model = load(tmp_path, model_file)
     evidence = prompt.render_evidence([

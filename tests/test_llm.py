@@ -22,7 +22,7 @@ from test_chain import injected_corpus
 
 from assistant import prompt
 from assistant.chain import Assistant, Query
-from assistant.models import (
+from assistant.llm import (
     EmbeddedLLM,
     ModelError,
     assemble_packaged_gguf,
@@ -275,7 +275,7 @@ def test_unreachable_ollama_server_is_a_one_line_error(tmp_path):
 
 
 def test_cores_that_another_process_keeps_busy_are_seen_as_busy():
-    from assistant.models import _busy_cores
+    from assistant.llm import _busy_cores
 
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:

@@ -11,7 +11,7 @@ import pytest
 
 from assistant import prompt
 from assistant.llm_process import ModelProcessError, SeparateProcessLLM
-from assistant.models import EmbeddedLLM, assemble_packaged_gguf, embedded_llm, gpu_offload_available, runs_separately
+from assistant.llm import EmbeddedLLM, assemble_packaged_gguf, embedded_llm, gpu_offload_available, runs_separately
 from core.settings import LLMSettings, Settings
 
 MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)

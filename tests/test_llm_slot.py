@@ -13,7 +13,7 @@ import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
 from assistant.chain import Assistant, Query
-from assistant.models import assemble_packaged_gguf, background_priority, embedded_llm
+from assistant.llm import assemble_packaged_gguf, background_priority, embedded_llm
 from assistant.profile import Profile
 
 MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)

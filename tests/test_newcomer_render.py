@@ -11,7 +11,7 @@ import pytest
 from fixtures.index.corpus import build, make_settings, searcher
 from ui_fixture import free_port
 
-from assistant.backends import backend_statuses
+from assistant.backend_status import backend_statuses
 from assistant.records import Answer, Citation
 from assistant.render import render_answer, render_backends, render_hits
 from core.records import Chunk

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from ui_fixture import free_port
 
-from assistant.backends import backend_status, backend_statuses, default_backend
+from assistant.backend_status import backend_status, backend_statuses, default_backend
 from assistant.plain import ago, local_time, outcome_word, status_facts, when_text
 from assistant.snippets import snippet_html, snippet_text
 from core.settings import Settings

@@ -14,7 +14,7 @@ from jinja2 import UndefinedError
 
 from assistant import render
 from assistant.app_state import IndexStatus, IngestJob, ProgressRow
-from assistant.backends import BackendStatus
+from assistant.backend_status import BackendStatus
 from assistant.cli import main
 from assistant.digest import Cite, Digest, Point, SelfCheck
 from assistant.planner import Pick, Plan

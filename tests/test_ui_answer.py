@@ -10,7 +10,7 @@ from test_llm import MODELS_DIR
 from test_ui import FLASH_QUESTION
 from ui_fixture import AppServer, make_home
 
-from assistant.models import assemble_packaged_gguf
+from assistant.llm import assemble_packaged_gguf
 
 ANSWER_TIMEOUT_MS = 240_000  # two cores shared with other work: the model can take a minute
 

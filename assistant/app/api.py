@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.app.options import MAX_K, clamp, too_long
-from assistant.backends import BACKENDS
+from assistant.backend_status import BACKENDS
 from assistant.chain import Query
 from assistant.guide import Guide
 from assistant.serialize import answer_dict, hits_list, plan_dict

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from assistant.app.options import clamp, opt, tier_of, too_long
-from assistant.backends import BACKENDS
+from assistant.backend_status import BACKENDS
 from assistant.chain import MAX_QUESTION_CHARS, AnswerEvent, Query
 from assistant.conversation import Turn
 from assistant.guide import Guide
