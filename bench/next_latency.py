@@ -69,7 +69,7 @@ def main() -> int:
     for row in rows:
         question = row["question"]
         embedder._query_cache.clear()
-        front.reader._understood.clear()
+        getattr(front.reader, "_understood", {}).clear()  # absent in older planners (bench of old code)
         t0 = time.perf_counter()
         decision = front.decide(question)
         if decision.route == "next":

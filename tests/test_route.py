@@ -146,3 +146,14 @@ def test_with_no_history_the_answer_says_so(next_reads):
     answer = next_reads.answer("Where do I start?", set())
     assert answer.text.startswith("Counting as read: nothing yet")
     assert "Focus: none stated" in answer.text
+
+
+def test_a_stated_history_leaves_a_vague_wish_to_the_model(next_reads):
+    decision = next_reads.decide('I\'ve finished reading "Database Internals Handbook" and want to explore what '
+                                 "other guides or books might be useful.")
+    assert decision.features["history"] == 1.0 and decision.route == "next"
+
+
+def test_a_sentence_opening_with_why_is_a_concept_question_whatever_verb_follows(next_reads):
+    assert next_reads.decide("why do queries stall until the compaction I read about is finished?").features[
+        "concept"] == 1.0
