@@ -7,7 +7,8 @@ and the same retrieval. Prints one JSON object (`--out FILE` writes it too).
 
 Pipelines, per question of the set (open learner questions written from the page text, each with 2-4 key
 points and the page sentence that supports each; bench/data/answer-eval.md says how it was written):
-* `product`: `Assistant.ask(Query(question, backend="embedded"))`, the app's own answer path;
+* `product`: `Guide.stream(Query(question, backend="embedded"))`, the app's own answer path (one routing
+  decision, then the planner or the answer chain);
 * `naive`: what a user would put together from the same parts: the project's `searcher.search(question, k=4)`,
   each hit's first two passages cut to 160 words, one plain chat prompt (`NAIVE_INSTRUCTION`, the numbered
   sources, the question), no grammar, greedy, through the same llama.cpp model object.
@@ -215,14 +216,14 @@ def is_gold(resource_id: str, url: str, q: dict[str, Any]) -> bool:
     return resource_id == q["resource_id"] or url.strip().rstrip("/").lower() == q["gold"].strip().rstrip("/").lower()
 
 
-def product_answer(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
+def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
     """The app's answer, streamed so the first token is timed; its sources are its citations."""
     from assistant.chain import Query
 
     started = time.perf_counter()
     first = shown = None
     final = None
-    for event in assistant.stream(Query(q["question"], backend="embedded")):
+    for event in guide.stream(Query(q["question"], backend="embedded")):
         if event.kind == "sources" and event.answer is not None and shown is None:
             shown = time.perf_counter() - started  # the sources and their passages are on screen
         if event.kind == "token" and event.token and first is None:
@@ -281,9 +282,9 @@ def plain_chat(model: Any, prompt: str, max_tokens: int) -> Iterator[str]:
                 yield piece
 
 
-def naive_answer(assistant: Any, model: Any, q: dict[str, Any]) -> dict[str, Any]:
+def naive_answer(guide: Any, model: Any, q: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
-    sources = naive_sources(assistant.searcher, q["question"])
+    sources = naive_sources(guide.searcher, q["question"])
     first = None
     pieces = []
     for piece in plain_chat(model, naive_prompt(q["question"], sources), NAIVE_MAX_TOKENS):
@@ -365,9 +366,8 @@ def main() -> None:
     if unknown := set(pipelines) - set(PIPELINES):
         parser.error(f"unknown pipelines {sorted(unknown)}; choose from {', '.join(PIPELINES)}")
 
-    from assistant.chain import Assistant
+    from assistant.guide import Guide
     from assistant.models import chat_model
-    from index.search import load_searcher
 
     settings = real_corpus_settings(args.home)
     if args.check_evidence:
@@ -386,8 +386,8 @@ def main() -> None:
         llm_update |= {"evidence_tokens_min": args.evidence_tokens, "evidence_tokens_max": args.evidence_tokens,
                        "evidence_tokens": args.evidence_tokens}
     settings = settings.model_copy(update={"llm": settings.llm.model_copy(update=llm_update)})
-    assistant = Assistant(settings, load_searcher(settings))
-    embedder = assistant.searcher.embedder
+    guide = Guide(settings)
+    embedder = guide.searcher.embedder
     report: dict[str, Any] = {"machine_start": machine(), "set": str(args.set.relative_to(ROOT)) if args.set.is_relative_to(ROOT) else str(args.set)}
     started = time.perf_counter()
     model = chat_model(settings)
@@ -404,7 +404,7 @@ def main() -> None:
     for i, q in enumerate(questions, start=1):
         points = [kp["point"] for kp in q["key_points"]]
         for name in pipelines:
-            got = product_answer(assistant, q) if name == "product" else naive_answer(assistant, model, q)
+            got = product_answer(guide, q) if name == "product" else naive_answer(guide, model, q)
             scored = score_answer(got["answer"], got.pop("_sources"), got.pop("_gold"), points,
                                   embedder.encode_uncached)
             rows[name].append({"id": q["id"], "question": q["question"], **got, **scored})
