@@ -284,7 +284,7 @@ def plain_chat(model: Any, prompt: str, max_tokens: int) -> Iterator[str]:
 
 def naive_answer(guide: Any, model: Any, q: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
-    sources = naive_sources(guide.searcher, q["question"])
+    sources = naive_sources(guide.searcher(), q["question"])
     first = None
     pieces = []
     for piece in plain_chat(model, naive_prompt(q["question"], sources), NAIVE_MAX_TOKENS):
@@ -387,7 +387,7 @@ def main() -> None:
                        "evidence_tokens": args.evidence_tokens}
     settings = settings.model_copy(update={"llm": settings.llm.model_copy(update=llm_update)})
     guide = Guide(settings)
-    embedder = guide.searcher.embedder
+    embedder = guide.searcher().embedder
     report: dict[str, Any] = {"machine_start": machine(), "set": str(args.set.relative_to(ROOT)) if args.set.is_relative_to(ROOT) else str(args.set)}
     started = time.perf_counter()
     model = chat_model(settings)
