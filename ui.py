@@ -64,7 +64,7 @@ EXAMPLES = [
 # is one at a time, by a lock inside the backend (assistant/llm.py), so nothing else waits behind the LLM.
 CHAT_CONCURRENCY = "chat"
 SEARCH_CONCURRENCY = "search"
-CHAT_TOOLS = {"ask", "explain", "quiz"}  # the tools that may write with the model share the chat's limit
+CHAT_TOOLS = {"ask", "summary", "self_check"}  # the tools that may write with the model share the chat's limit
 
 # --- safety ------------------------------------------------------------------------------------
 

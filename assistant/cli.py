@@ -395,12 +395,25 @@ def _digest(args: argparse.Namespace, settings: Settings, kind: str) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_summary(args: argparse.Namespace, settings: Settings) -> int:
     return _digest(args, settings, "summary")
 
 
-def cmd_quiz(args: argparse.Namespace, settings: Settings) -> int:
-    return _digest(args, settings, "quiz")
+def cmd_self_check(args: argparse.Namespace, settings: Settings) -> int:
+    return _digest(args, settings, "self-check")
+
+
+# The commands' names before the feature had one name; still accepted, not listed in --help.
+OLD_DIGEST_COMMANDS = {"explain": "summary", "quiz": "self-check"}
+
+
+def _old_digest_command(handler: Any, old: str) -> Any:
+    """`handler` behind a command's old name, with a one-line note on stderr saying the new one."""
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        print(f"gpuguide: '{old}' is now 'gpuguide {OLD_DIGEST_COMMANDS[old]}'; the old name will go",
+              file=sys.stderr)
+        return int(handler(args, settings) or 0)
+    return run
 
 
 def _digest_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -417,7 +430,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"{done.questions} self-check questions of {done.resources} resources written to {args.anki} "
               "(Anki: File › Import)")
         if not done.resources:
-            print("gpuguide: no self-checks made yet; run 'gpuguide quiz ID' or add --make-missing", file=sys.stderr)
+            print("gpuguide: no self-checks made yet; run 'gpuguide self-check ID' or add --make-missing", file=sys.stderr)
     return 0
 
 
@@ -541,9 +554,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("refs", nargs="*", metavar="URL_OR_ID")
     p.set_defaults(handler=cmd_read)
 
-    for name, handler, what in (("explain", cmd_explain, "a short summary with key points, each cited to a passage"),
-                                ("quiz", cmd_quiz, "three self-check questions with answers, each cited to a passage")):
-        p = sub.add_parser(name, help=f"{what}, from the resource's own text (cached in the data dir)")
+    digest_commands: list[tuple[str, Any, str | None]] = [
+        ("summary", cmd_summary, "a short summary with key points, each cited to a passage"),
+        ("self-check", cmd_self_check, "three self-check questions with answers, each cited to a passage"),
+    ]
+    handlers = {name: handler for name, handler, _ in digest_commands}
+    # the old names get no help, so --help does not list them
+    digest_commands += [(old, _old_digest_command(handlers[new], old), None) for old, new in OLD_DIGEST_COMMANDS.items()]
+    for name, handler, what in digest_commands:
+        p = sub.add_parser(name, help=f"{what}, from the resource's own text (cached in the data dir)") if what else \
+            sub.add_parser(name)
         p.add_argument("resource", metavar="ID_OR_URL")
         p.add_argument("--refresh", action="store_true", help="make it again instead of using the cached one")
         p.add_argument("--extractive", action="store_true", help="no model: sentences of the text itself")

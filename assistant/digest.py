@@ -49,7 +49,10 @@ from index.records import ResourceHit
 
 log = logging.getLogger(__name__)
 
-SUMMARY, QUIZ = "summary", "quiz"
+SUMMARY, SELF_CHECK = "summary", "self-check"
+KINDS = (SUMMARY, SELF_CHECK)
+# The self-check was called "quiz" before the feature had one name; a data dir's cache may still hold such files.
+OLD_KINDS = {"quiz": SELF_CHECK}
 GENERATED, EXTRACTED, NO_TEXT = "generated", "extracted", "no-text"
 FORMAT = 2  # bump when the digest's JSON or the way it is made changes: old cache files are then remade
 MAX_CANDIDATES = 240  # sentences embedded per resource (a long README has a few hundred)
@@ -94,7 +97,7 @@ class SelfCheck:
 class Digest:
     resource_id: str
     title: str
-    kind: str  # summary / quiz
+    kind: str  # summary / self-check
     mode: str  # generated / extracted / no-text
     content_hash: str
     points: list[Point] = field(default_factory=list)
@@ -120,6 +123,7 @@ class Digest:
     def from_dict(cls, data: dict[str, Any]) -> Digest:
         known = set(cls.__dataclass_fields__)
         values = {k: v for k, v in data.items() if k in known}
+        values["kind"] = OLD_KINDS.get(values.get("kind", ""), values.get("kind"))
         values["points"] = [Point(p["text"], Cite(**p["cite"])) for p in data.get("points", [])]
         values["questions"] = [SelfCheck(q["question"], q["answer"], Cite(**q["cite"])) for q in data.get("questions", [])]
         return cls(**values)
@@ -248,7 +252,7 @@ def extracted(resource: Resource, chunks: list[Chunk], embedder: Any, kind: str,
 # --- generated -----------------------------------------------------------------------------------
 
 
-def quiz_grammar(n_sources: int, questions: int) -> str:
+def self_check_grammar(n_sources: int, questions: int) -> str:
     """GBNF: `questions` pairs "Q: …? A: … [n]." with n a given passage; no brackets, markup or TeX inside."""
     numbers = " | ".join(f'"{n}"' for n in range(1, n_sources + 1))
     more = ' " " qa' * (max(1, questions) - 1)
@@ -300,7 +304,7 @@ def generate(resource: Resource, chunks: list[Chunk], settings: Settings, embedd
     from assistant.verify import Verifier, stems
 
     cfg = settings.learning
-    k = cfg.summary_points if kind == SUMMARY else cfg.quiz_questions
+    k = cfg.summary_points if kind == SUMMARY else cfg.self_check_questions
     cands = candidates(chunks)
     if not cands:
         return extracted(resource, chunks, embedder, kind, k, idf=idf)
@@ -310,7 +314,7 @@ def generate(resource: Resource, chunks: list[Chunk], settings: Settings, embedd
                 else f"Write {k} self-check questions about {title}, each with its answer from the evidence.")
     evidence = evidence_for(resource, chunks, cands, vectors, cfg.digest_evidence_tokens, question)
     n_sources = len(evidence.sources)
-    grammar = prompt.answer_grammar(n_sources, k) if kind == SUMMARY else quiz_grammar(n_sources, k)
+    grammar = prompt.answer_grammar(n_sources, k) if kind == SUMMARY else self_check_grammar(n_sources, k)
     started = time.perf_counter()
     try:
         llm = embedded_llm(settings)
@@ -408,6 +412,9 @@ class DigestMaker:
         """The saved digest if the resource's text is unchanged; one made another way counts only with
         `any_backend` (the export takes whatever self-checks exist)."""
         path = self.cache_file(resource_id, kind)
+        if not path.exists():  # else a file written under the kind's old name, read as the new kind
+            path = next((p for old, new in OLD_KINDS.items() if new == kind
+                         and (p := self.cache_file(resource_id, old)).exists()), path)
         if not path.exists():
             return None
         try:
@@ -425,8 +432,8 @@ class DigestMaker:
         return {"embedded"} if self.settings.learning.digest_backend == "embedded" else {"extractive"}
 
     def digest(self, resource_id: str, kind: str, refresh: bool = False) -> Digest:
-        if kind not in (SUMMARY, QUIZ):
-            raise UserError(f"digest kind {kind!r} is unknown; use summary or quiz")
+        if kind not in KINDS:
+            raise UserError(f"digest kind {kind!r} is unknown; use summary or self-check")
         resource = self.resources.get(resource_id)
         if resource is None:
             raise UserError(f"{resource_id!r} is not in the catalog; use an id from 'gpuguide catalog --json'")
@@ -441,7 +448,7 @@ class DigestMaker:
         if cfg.digest_backend == "embedded":
             digest = generate(resource, chunks, self.settings, self.embedder, kind, idf=self.idf())
         else:
-            k = cfg.summary_points if kind == SUMMARY else cfg.quiz_questions
+            k = cfg.summary_points if kind == SUMMARY else cfg.self_check_questions
             digest = extracted(resource, chunks, self.embedder, kind, k, idf=self.idf())
         digest.created = started
         self._save(digest)  # a stand-in made because the model was unavailable is remade once it is back

@@ -379,14 +379,14 @@ class Guide:
         return self._digests
 
     def digest(self, ref: str, kind: str, refresh: bool = False) -> Digest:
-        """`summary` (explain) or `quiz` (self-check) of one resource, from its own text; cached on disk."""
+        """The `summary` or `self-check` of one resource, from its own text; cached on disk."""
         return self.digest_maker().digest(self.resolve(ref).id, kind, refresh=refresh)
 
-    def explain(self, ref: str, refresh: bool = False) -> Digest:
+    def summary(self, ref: str, refresh: bool = False) -> Digest:
         return self.digest(ref, "summary", refresh)
 
-    def quiz(self, ref: str, refresh: bool = False) -> Digest:
-        return self.digest(ref, "quiz", refresh)
+    def self_check(self, ref: str, refresh: bool = False) -> Digest:
+        return self.digest(ref, "self-check", refresh)
 
     # --- export ----------------------------------------------------------------------------------------
 
@@ -402,15 +402,15 @@ class Guide:
             atomic_write_text(markdown, path_markdown(path, self.settings.catalog.list_url))
             out.path_summary = path.summary()
         if anki is not None:
-            from assistant.digest import QUIZ
+            from assistant.digest import SELF_CHECK
 
             maker = self.digest_maker()
             states = self.states()
             digests = []
             for res in sorted(self.resources, key=lambda r: r.position):
-                made = maker.cached(res.id, QUIZ, any_backend=True)
+                made = maker.cached(res.id, SELF_CHECK, any_backend=True)
                 if made is None and make_missing and states.get(res.id) in ("reading", "read"):
-                    made = maker.digest(res.id, QUIZ)
+                    made = maker.digest(res.id, SELF_CHECK)
                 if made is not None and made.questions:
                     digests.append(made)
             atomic_write_text(anki, anki_csv(digests))

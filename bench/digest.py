@@ -1,7 +1,7 @@
 """Summaries and self-checks on the real corpus: how long each way of making them takes and how much of the
 model's output survives the source check, against the extractive way in the same run.
 
-    .venv/bin/python bench/digest.py --home DATA_DIR [--sample 3] [--seed 0] [--kinds summary quiz]
+    .venv/bin/python bench/digest.py --home DATA_DIR [--sample 3] [--seed 0] [--kinds summary self-check]
 
 Resources are a seeded sample of those with extracted prose. For each: the extracted digest (no model) and the
 generated one (packaged model + verifier), each made fresh (the cache is bypassed), timed in this process after
@@ -27,7 +27,7 @@ def main() -> int:
     parser.add_argument("--home", type=Path, required=True, help="an ingested, indexed data dir")
     parser.add_argument("--sample", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--kinds", nargs="*", default=["summary", "quiz"], choices=["summary", "quiz"])
+    parser.add_argument("--kinds", nargs="*", default=["summary", "self-check"], choices=["summary", "self-check"])
     args = parser.parse_args()
 
     from assistant.digest import GENERATED, DigestMaker, candidates, page_chunks

@@ -104,7 +104,7 @@ def learning(page: Any) -> None:
     page.wait_for_function(f"() => document.querySelector('#gg-next li')?.dataset.rid === '{reading}'")
     page.locator(f"#gg-guide select.gg-state[data-rid='{picks[0]}']").select_option("skipped")
     page.wait_for_function(f"() => !document.querySelector(\"#gg-next li[data-rid='{picks[0]}']\")")
-    page.locator(f"#gg-guide button.gg-explain[data-rid='{reading}'][data-kind='summary']").click()
+    page.locator(f"#gg-guide button.gg-digest-button[data-rid='{reading}'][data-kind='summary']").click()
     page.locator(f"#gg-digest .gg-digest[data-rid='{reading}']").wait_for(timeout=ANSWER_TIMEOUT_MS)
     page.wait_for_timeout(800)
 

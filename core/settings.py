@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from platformdirs import user_cache_dir, user_data_dir
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -354,7 +354,10 @@ class LearningSettings(BaseModel):
         "landing page, a forum): their time is unknown rather than guessed",
     )
     summary_points: int = Field(3, ge=1, le=6, description="Key points in a resource's summary")
-    quiz_questions: int = Field(3, ge=1, le=6, description="Self-check questions per resource")
+    self_check_questions: int = Field(
+        3, ge=1, le=6, description="Self-check questions per resource",
+        validation_alias=AliasChoices("self_check_questions", "quiz_questions"),  # its old name, still read
+    )
     digest_evidence_tokens: int = Field(
         320, ge=60, description="Token budget of the resource's passages shown to the model for a summary or "
         "self-check (prompt speed ~47 tokens/s on 2 cores)",

@@ -15,7 +15,7 @@ from assistant.cli import main
 from core.errors import UserError
 from core.settings import UISettings
 
-API_NAMES = {"/search", "/ask", "/next_reads", "/reading_state", "/learning_path", "/explain", "/quiz"}
+API_NAMES = {"/search", "/ask", "/next_reads", "/reading_state", "/learning_path", "/summary", "/self_check"}
 
 
 @pytest.fixture(scope="module")

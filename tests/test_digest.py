@@ -17,7 +17,7 @@ from assistant.digest import (
     EXTRACTED,
     GENERATED,
     NO_TEXT,
-    QUIZ,
+    SELF_CHECK,
     SUMMARY,
     DigestMaker,
 )
@@ -64,13 +64,24 @@ def test_summary_has_the_configured_number_of_distinct_points(isolated_home: Pat
 
 
 def test_self_check_hides_a_word_of_its_passage_and_answers_with_it(isolated_home: Path) -> None:
-    digest = maker(extractive_settings(isolated_home)).digest("hopper-tma", QUIZ)
+    digest = maker(extractive_settings(isolated_home)).digest("hopper-tma", SELF_CHECK)
     own = page_chunks_of("hopper-tma")
     assert digest.mode == EXTRACTED and len(digest.questions) == 3
     for qa in digest.questions:
         assert BLANK in qa.question and BLANK not in qa.answer
         restored = qa.question.removeprefix("Fill in the blank: ").replace(BLANK, qa.answer, 1)
         assert restored == qa.cite.quote and qa.cite.quote in own[qa.cite.chunk_id].text
+
+
+def test_a_self_check_cached_under_its_old_name_quiz_is_read_as_a_self_check(isolated_home: Path) -> None:
+    settings = extractive_settings(isolated_home)
+    made = maker(settings).digest("hopper-tma", SELF_CHECK)
+    new_file = maker(settings).cache_file("hopper-tma", SELF_CHECK)
+    old = {**json.loads(new_file.read_text(encoding="utf-8")), "kind": "quiz"}  # as an older version wrote it
+    new_file.unlink()
+    maker(settings).cache_file("hopper-tma", "quiz").write_text(json.dumps(old), encoding="utf-8")
+    cached = maker(settings).cached("hopper-tma", SELF_CHECK)
+    assert cached is not None and cached.kind == SELF_CHECK and cached.questions == made.questions
 
 
 def test_a_card_only_resource_says_there_is_no_text_to_summarise(isolated_home: Path) -> None:
@@ -134,3 +145,7 @@ def test_generated_summary_points_are_supported_by_the_passage_they_cite(isolate
         assert min(cosines) >= settings.llm.verify_min_cosine - 0.1
     else:
         assert digest.mode == EXTRACTED and "supported" in digest.note
+
+
+def test_the_setting_s_old_name_quiz_questions_still_sets_the_self_check_questions(isolated_home: Path) -> None:
+    assert Settings(home=isolated_home, learning={"quiz_questions": 2}).learning.self_check_questions == 2

@@ -12,7 +12,7 @@ from fixtures.index.corpus import build, embedder, load_corpus, make_settings
 from markdown_it import MarkdownIt
 
 from assistant.cli import main
-from assistant.digest import QUIZ, DigestMaker
+from assistant.digest import SELF_CHECK, DigestMaker
 from assistant.export import ANKI_COLUMNS, anki_csv, path_markdown
 from assistant.path import learning_path
 from assistant.profile import READ, READING, SKIPPED, Profile
@@ -73,7 +73,7 @@ def test_anki_csv_has_one_note_per_question_with_three_fields(isolated_home: Pat
     settings.learning.digest_backend = "extractive"
     chunks, resources = load_corpus()
     maker = DigestMaker(settings, resources, chunks, embedder(settings))
-    digests = [maker.digest(rid, QUIZ) for rid in ("flashattention", "nccl")]
+    digests = [maker.digest(rid, SELF_CHECK) for rid in ("flashattention", "nccl")]
     text = anki_csv(digests)
     header = [line for line in text.splitlines() if line.startswith("#")]
     assert "#separator:comma" in header and "#tags column:3" in header
@@ -98,7 +98,7 @@ def indexed_home(home: Path) -> Settings:
 def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     settings = indexed_home(isolated_home)
     Profile(settings.profile_file).set_state(["nccl"], READING)
-    assert main(["quiz", "nccl", "--extractive"]) == 0
+    assert main(["self-check", "nccl", "--extractive"]) == 0
     md, anki = isolated_home / "out" / "path.md", isolated_home / "out" / "cards.csv"
     assert main(["export", "--markdown", str(md), "--anki", str(anki)]) == 0
     assert "**reading**" in next(line for line in md.read_text().splitlines() if "NCCL" in line)
@@ -107,6 +107,26 @@ def test_cli_exports_markdown_and_anki_files(isolated_home: Path, capsys: pytest
     asked = out.count("\nQ")
     assert asked >= 2 and len(rows) == asked and all("nccl" in r[2] for r in rows)
     assert f"{asked} self-check questions of 1 resources" in out
+
+
+def test_the_old_command_names_still_work_with_a_note_saying_the_new_one(
+        isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    indexed_home(isolated_home)
+    assert main(["self-check", "nccl", "--extractive"]) == 0
+    current = capsys.readouterr()
+    assert main(["quiz", "nccl", "--extractive"]) == 0
+    old = capsys.readouterr()
+    assert old.out == current.out and current.err == ""
+    assert old.err.strip().splitlines() == ["gpuguide: 'quiz' is now 'gpuguide self-check'; the old name will go"]
+    assert main(["explain", "nccl", "--extractive"]) == 0
+    assert "'explain' is now 'gpuguide summary'" in capsys.readouterr().err
+
+
+def test_the_help_lists_summary_and_self_check_not_the_old_names(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("    ")}
+    assert {"summary", "self-check"} <= listed and not {"explain", "quiz"} & listed
 
 
 def test_cli_path_shows_time_left_per_topic_and_tier(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:

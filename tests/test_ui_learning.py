@@ -94,7 +94,7 @@ def test_states_survive_a_reload(page: object, server: AppServer) -> None:
 
 
 def test_a_summary_opens_with_points_cited_to_its_own_passages(page: object) -> None:
-    page.locator("#gg-guide button.gg-explain[data-rid='hopper-tma'][data-kind='summary']").click()
+    page.locator("#gg-guide button.gg-digest-button[data-rid='hopper-tma'][data-kind='summary']").click()
     digest = page.locator("#gg-digest .gg-digest[data-rid='hopper-tma']")
     digest.wait_for()
     assert digest.get_attribute("data-mode") == "extracted"
@@ -108,7 +108,7 @@ def test_a_summary_opens_with_points_cited_to_its_own_passages(page: object) -> 
 
 
 def test_a_self_check_shows_questions_and_the_export_buttons_download_them(page: object) -> None:
-    page.locator("#gg-guide button.gg-explain[data-rid='nccl'][data-kind='quiz']").click()
+    page.locator("#gg-guide button.gg-digest-button[data-rid='nccl'][data-kind='self-check']").click()
     page.locator("#gg-digest .gg-digest[data-rid='nccl'] .gg-questions li").first.wait_for()
     page.locator("#gg-guide select.gg-state[data-rid='vllm']").select_option("reading")  # refreshes the exports
     page.wait_for_function("() => document.querySelector('#gg-next li')?.dataset.rid === 'horovod'")
@@ -132,7 +132,7 @@ def test_the_api_and_mcp_expose_states_time_left_and_the_plan(server: AppServer)
     plan = client.predict("", 3, [], api_name="/next_reads")
     assert plan["picks"][0]["time"] is not None and "label" in plan["time_total"]
     tools = {t["name"] for t in httpx.get(server.url + "gradio_api/mcp/schema", timeout=30).json()}
-    assert {"reading_state", "learning_path", "next_reads", "explain", "quiz"} <= tools
+    assert {"reading_state", "learning_path", "next_reads", "summary", "self_check"} <= tools
 
 
 def test_a_search_result_sets_a_reading_state_that_the_guide_then_shows(page: object) -> None:

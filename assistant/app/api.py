@@ -130,7 +130,7 @@ def learning_path(guide: Guide, topic: str = "") -> dict[str, Any]:
     return data
 
 
-def explain(guide: Guide, resource: str) -> dict[str, Any]:
+def summary(guide: Guide, resource: str) -> dict[str, Any]:
     """A short summary of one resource (key points, each cited to a passage of that resource's own text).
 
     Args:
@@ -140,10 +140,10 @@ def explain(guide: Guide, resource: str) -> dict[str, Any]:
         mode (generated, extracted or no-text) with its label, points (text and cite: passage number,
         chunk_id, url, heading, start, end, quote), note, dropped.
     """
-    return guide.explain((resource or "")[:2000]).to_dict()
+    return guide.summary((resource or "")[:2000]).to_dict()
 
 
-def quiz(guide: Guide, resource: str) -> dict[str, Any]:
+def self_check(guide: Guide, resource: str) -> dict[str, Any]:
     """Three self-check questions with answers about one resource, each cited to a passage of its own text.
 
     Args:
@@ -152,7 +152,7 @@ def quiz(guide: Guide, resource: str) -> dict[str, Any]:
     Returns:
         mode, label, questions (question, answer, cite), note, dropped.
     """
-    return guide.quiz((resource or "")[:2000]).to_dict()
+    return guide.self_check((resource or "")[:2000]).to_dict()
 
 
-TOOLS = (search, ask, next_reads, reading_state, learning_path, explain, quiz)
+TOOLS = (search, ask, next_reads, reading_state, learning_path, summary, self_check)

@@ -46,7 +46,7 @@ def progress_view(guide: Guide, interest: str) -> tuple[str, str, str]:
 
 def select(guide: Guide, value: str, resource_id: str, selected: bool) -> str:
     """A click in the list: a state chosen ("state:reading"), a read box ticked, or a summary/self-check
-    button ("digest:quiz", answered by `digest_view`). Returns what it was: "state", "read" or "digest"."""
+    button ("digest:self-check", answered by `digest_view`). Returns what it was: "state", "read" or "digest"."""
     if value.startswith(DIGEST_PREFIX):
         return "digest"
     if value.startswith(STATE_PREFIX):

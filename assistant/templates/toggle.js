@@ -29,7 +29,7 @@ element.addEventListener('change', (event) => {
   trigger('select', {index: box.dataset.rid, value: box.dataset.rid, selected: box.checked});
 });
 element.addEventListener('click', (event) => {
-  const button = event.target.closest('button.gg-explain');
+  const button = event.target.closest('button.gg-digest-button');
   if (!button) return;
   trigger('select', {index: button.dataset.rid, value: 'digest:' + button.dataset.kind, selected: true});
 });
