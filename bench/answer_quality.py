@@ -269,7 +269,7 @@ def plain_chat(model: Any, prompt: str, max_tokens: int) -> Iterator[str]:
     under the model's own lock and niceness, as its `stream` does; the product's next call finds its
     prefix gone from the context and loads it again from the prompt cache. (In-process model only: a
     model in a process of its own, the GPU build's default, has no `llm` here.)"""
-    from assistant.models import background_priority
+    from assistant.llm import background_priority
 
     with model.lock, background_priority(model.cfg.generation_nice):
         stream = model.llm.create_chat_completion(
@@ -367,7 +367,7 @@ def main() -> None:
         parser.error(f"unknown pipelines {sorted(unknown)}; choose from {', '.join(PIPELINES)}")
 
     from assistant.guide import Guide
-    from assistant.models import chat_model
+    from assistant.llm import chat_model
 
     settings = real_corpus_settings(args.home)
     if args.check_evidence:
