@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from core.records import Resource
 
-if TYPE_CHECKING:
-    from assistant.reading import CatalogIndex, Group
+
+@dataclass(frozen=True)
+class Group:
+    """A topic, a section, or either narrowed to a tier; `label` is how the answer names it."""
+
+    topic: str
+    section: str | None
+    tier: int | None
+    label: str
 
 # a quoted span: straight or curly double quotes, or single quotes that are not apostrophes
 _QUOTED = re.compile(r"\"([^\"\n]{2,160})\"|“([^”\n]{2,160})”|‘([^’\n]{2,160})’|(?<![\w'])'([^'\n]{2,160})'(?![\w])")
@@ -63,9 +70,9 @@ def looks_like_a_name(mention: str) -> bool:
 class Linker:
     """Links quoted spans against titles and group names of one catalog (built on reading.CatalogIndex)."""
 
-    def __init__(self, index: CatalogIndex, threshold: float = 0.55) -> None:
-        from assistant.reading import content_terms
-
+    def __init__(self, index: Any, threshold: float = 0.55) -> None:
+        """`index`: a reading.CatalogIndex (passed in, not imported: reading.py builds the linker)."""
+        content_terms = index.content_terms
         self.index = index
         self.threshold = threshold
         self._terms = content_terms
@@ -83,8 +90,6 @@ class Linker:
 
     def link_title(self, span: str) -> Link | None:
         """A quoted span → the item whose title it spells best, or the topic / section it names."""
-        from assistant.reading import Group
-
         said = {self.index.canon(t) for t in self._terms(span)}
         if not said:
             return None

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from assistant.mentions import Group, Linker, looks_like_a_name, quoted_spans
 from core.records import Resource, place_label
 from core.text import STOP_WORDS
 from core.text import stem as stem_word
@@ -152,22 +153,13 @@ def _abbreviates(token: str, name: Sequence[str]) -> bool:
 # --- the catalog's structure ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Group:
-    """A topic, a section, or either narrowed to a tier; `label` is how the answer names it."""
-
-    topic: str
-    section: str | None
-    tier: int | None
-    label: str
-
-
 @dataclass(eq=False)
 class CatalogIndex:
     """Name terms of every resource, section and topic, with IDF over the catalog; built once per catalog."""
 
     resources: list[Resource]
     extra_authors: dict[str, str] = field(default_factory=dict)  # resource id → names found on its page
+    content_terms = staticmethod(content_terms)  # how a mention's words are compared (the linker uses it too)
 
     def __post_init__(self) -> None:
         self.by_id = {r.id: r for r in self.resources}
@@ -359,7 +351,6 @@ _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalo
 def _unquoted(text: str) -> str:
     """The text with quoted spans blanked: a quoted title's words ("How to ...", "Understanding ...") are
     no verbs of the sentence."""
-    from assistant.mentions import quoted_spans
 
     for start, end, _ in reversed(quoted_spans(text)):
         text = text[:start] + " " + text[end:]
@@ -368,7 +359,6 @@ def _unquoted(text: str) -> str:
 
 def _protect_quotes(text: str) -> str:
     """Separators inside a quoted title ("Inside NVIDIA GPUs: Anatomy of ...") do not split the sentence."""
-    from assistant.mentions import quoted_spans
 
     for start, end, _ in reversed(quoted_spans(text)):
         inner = re.sub(r"[,;:!?()]|\.(?=\s)|\s[-–—]\s", " ", text[start:end])
@@ -516,8 +506,6 @@ class Reader:
         self._section_vectors: np.ndarray | None = None
         self._item_vectors: np.ndarray | None = None
         self._dense_top = 0.0
-        from assistant.mentions import Linker
-
         self.linker = Linker(self.index)
         self._understood: dict[str, Understanding] = {}  # routing and planning read the same sentence once
 
@@ -592,8 +580,6 @@ class Reader:
 
         Quoted spans are linked first (mentions.Linker: the title or group name they spell) and taken out
         of the clause; the rest goes through the phrase rules below."""
-        from assistant.mentions import looks_like_a_name, quoted_spans
-
         quoted: list[Mention] = []
         unplaced: list[str] = []
         for start, end, inner in reversed(quoted_spans(text)):
