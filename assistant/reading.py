@@ -515,6 +515,10 @@ class Reader:
 
     # --- history -----------------------------------------------------------------------------------
 
+    def forget(self) -> None:
+        """Drop remembered readings of sentences (benchmarks time the full reading each pass)."""
+        self._understood.clear()
+
     def understand(self, text: str) -> Understanding:
         hit = self._understood.get(text)
         if hit is None:

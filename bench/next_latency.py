@@ -68,8 +68,10 @@ def main() -> int:
     routed = 0
     for row in rows:
         question = row["question"]
-        embedder._query_cache.clear()
-        getattr(front.reader, "_understood", {}).clear()  # absent in older planners (bench of old code)
+        embedder.forget_queries()
+        forget = getattr(front.reader, "forget", None)  # absent in older planners (bench of old code)
+        if forget is not None:
+            forget()
         t0 = time.perf_counter()
         decision = front.decide(question)
         if decision.route == "next":

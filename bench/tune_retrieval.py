@@ -251,7 +251,7 @@ class Replay:
         self.s.reranker.weights = _weights(c)  # the searcher's own FieldReranker (keeps its parsed queries)
         self.s.bm25 = self._bm25_for(c.tokenizer, fold if c.doc2query else None)
         key = (c.tokenizer, c.doc2query, fold if c.doc2query else None, c.typo_correction)
-        self.s._retrieval_queries = self._parsed.setdefault(key, {})  # its expansion tokens depend on both
+        self.s.use_query_parses(self._parsed.setdefault(key, {}))  # its expansion tokens depend on both
 
     def ranked_urls(self, q: Question, c: Config, rerank: bool = True, k: int = 10) -> list[str]:
         """Resource URLs, best first, from `Searcher.search` under configuration `c` (no filters)."""

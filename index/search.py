@@ -134,6 +134,11 @@ class Searcher:
         if forget is not None:
             forget()
 
+    def use_query_parses(self, parses: dict[str, RetrievalQuery]) -> None:
+        """Parse queries into `parses` from now on: a tuner keeps one cache per tokenizer configuration, since
+        a query's expansion tokens depend on it."""
+        self._retrieval_queries = parses
+
     def query_vector(self, query: str) -> np.ndarray:
         return self.embedder.embed_query(query)
 
