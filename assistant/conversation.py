@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from assistant.text import terms
+from assistant.sentences import terms
 from index.aliases import looks_like_short_form
 
 _ORDINALS = {

@@ -39,8 +39,8 @@ from assistant.evidence import (
     estimate_tokens,
     readable,
 )
-from assistant.text import sentences as split_sentences
-from assistant.text import terms
+from assistant.sentences import sentences as split_sentences
+from assistant.sentences import terms
 from core.errors import UserError
 from core.files import atomic_write_json
 from core.records import Chunk, Resource

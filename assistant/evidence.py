@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from assistant.prompt import EvidenceBlock
-from assistant.text import sentences, terms
+from assistant.sentences import sentences, terms
 from core.records import Chunk, Resource
 from core.settings import LLMSettings
 from index.records import ResourceHit

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from assistant.text import sentences
+from assistant.sentences import sentences
 from core.records import Chunk
 
 EDGE_WORDS = 4  # words of textStart and textEnd for a long sentence (what browsers' "copy link to highlight" use)

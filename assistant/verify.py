@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from assistant.evidence import Evidence
-from assistant.text import sentences as split_sentences
-from assistant.text import terms
+from assistant.sentences import sentences as split_sentences
+from assistant.sentences import terms
 from core.settings import LLMSettings
 
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<</?SYS>>")

@@ -30,7 +30,7 @@ from common import write_report
 
 if TYPE_CHECKING:
     from core.settings import Settings
-    from index.tokenize import FastTokenizer
+    from index.gpu_tokenizer import FastTokenizer
 
 
 def synthetic_chunks(n: int, words_per_chunk: int = 160, seed: int = 0) -> list[str]:
@@ -121,7 +121,7 @@ def measure_ceilings(texts: list[str], batch: int, model: str | None) -> dict:
 
     from core.settings import Settings
     from index.embed import load_model, resolve_model_path
-    from index.tokenize import FastTokenizer
+    from index.gpu_tokenizer import FastTokenizer
 
     st = load_model(resolve_model_path(Settings(embed={"model_path": model})), "cuda", True)
     fast = FastTokenizer.for_model(st)

@@ -111,7 +111,7 @@ class EmbedSettings(BaseModel):
     gpu_tokenize_processes: int | None = Field(
         None, ge=0,
         description="Worker processes that tokenize for the GPU on big jobs: unset = one per CPU core but one; "
-        "0 = threads only (index/tokenize.py says why processes keep up and threads do not)",
+        "0 = threads only (index/gpu_tokenizer.py says why processes keep up and threads do not)",
     )
     gpu_processes_from: int = Field(
         120_000, ge=1, description="Texts in one job from which the GPU path tokenizes in worker processes "

@@ -26,7 +26,7 @@ import numpy as np
 from core.migrate import Migration, migrate
 from core.settings import Settings
 from index.records import IndexLoadError
-from index.tokenize import FastTokenizer
+from index.gpu_tokenizer import FastTokenizer
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -270,7 +270,7 @@ def encode_pipelined(
     Why not `model.encode`: it tokenizes each batch on the calling thread and waits for the GPU after each,
     so a GPU that could embed ~20k chunks/s idles behind the tokenizer (1.9k chunks/s measured on an H200).
     Here texts are sorted by length (little padding), the next `prefetch` batches are tokenized ahead (on
-    threads, or in `processes` worker processes: index/tokenize.py) while the GPU runs the current batch,
+    threads, or in `processes` worker processes: index/gpu_tokenizer.py) while the GPU runs the current batch,
     host tensors are pinned, copies are asynchronous, and the vectors stay on the device until the end.
     Works on any device (the CPU too, where it equals `encode` up to float rounding).
     """

@@ -7,7 +7,7 @@ from fixtures.index.corpus import load_corpus
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.extractive import extractive_answer
 from assistant.conversation import Turn, standalone_question
-from assistant.text import relevant_sentences, sentences
+from assistant.sentences import relevant_sentences, sentences
 from index.records import ResourceHit
 
 PASSAGE = (

@@ -130,7 +130,7 @@ def test_pipelined_encoding_in_worker_processes_gives_the_vectors_of_encode():
 
 def test_the_fast_tokenizer_gives_the_models_own_input_ids_and_mask():
     from index.embed import load_model, packaged_model_path
-    from index.tokenize import FastTokenizer
+    from index.gpu_tokenizer import FastTokenizer
 
     model = load_model(packaged_model_path(), "cpu")
     texts = ["  Bank conflicts in SMEM ", "warp " * 400, "cp.async and TMA"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-import assistant.text as sentence_text
+import assistant.sentences as sentence_text
 from assistant import reading
 from core.text import STOP_WORDS, stem, terms, tokenize, words
 from index import bm25, fields, query
