@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -112,12 +112,7 @@ class Assistant:
     # --- public ------------------------------------------------------------------------------
 
     def ask(self, query: Query) -> Answer:
-        final: Answer | None = None
-        for event in self.stream(query):
-            if event.kind == "final":
-                final = event.answer
-        assert final is not None
-        return final
+        return final_answer(self.stream(query))
 
     def stream(self, query: Query) -> Iterator[AnswerEvent]:
         query.question = _clean_question(query.question)
@@ -368,6 +363,16 @@ class Assistant:
         states = self.profile.states()  # reading first, read and skipped never picked
         read = {i for i, st in states.items() if st == "read"}
         return self.next_reads.answer(query.question, read, k=max(query.k, 3), states=states)
+
+
+def final_answer(events: Iterable[AnswerEvent]) -> Answer:
+    """The verified answer at the end of a stream (the sources and draft before it are for a UI)."""
+    final: Answer | None = None
+    for event in events:
+        if event.kind == "final":
+            final = event.answer
+    assert final is not None
+    return final
 
 
 def _with(answer: Answer, **changes: Any) -> Answer:

@@ -287,12 +287,9 @@ class Guide:
         yield from self.assistant().stream(replace(query, route="search"))
 
     def ask(self, query: Query) -> Answer:
-        final: Answer | None = None
-        for event in self.stream(query):
-            if event.kind == "final":
-                final = event.answer
-        assert final is not None
-        return final
+        from assistant.chain import final_answer
+
+        return final_answer(self.stream(query))
 
     def _planned(self, query: Query) -> Answer:
         # Resources the question names count as read for this plan; the profile changes only through

@@ -3,27 +3,13 @@ written for these tests."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from assistant.mentions import Linker, looks_like_a_name, quoted_spans, split_mentions
 from assistant.planner import explain, plan_next
 from assistant.reading import CatalogIndex, Reader
 from core.records import Resource
-
-CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
-
-
-@pytest.fixture(scope="module")
-def resources() -> list[Resource]:
-    return [Resource.from_dict(d) for d in json.loads(CATALOG.read_text(encoding="utf-8"))["resources"]]
-
-
-@pytest.fixture(scope="module")
-def reader(resources: list[Resource]) -> Reader:
-    return Reader(resources)
+from planner_fixture import reader, resources  # noqa: F401 - fixtures
 
 
 @pytest.fixture(scope="module")

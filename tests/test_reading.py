@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pytest
 
 from assistant.reading import Reader, split_clauses
-from core.records import Resource
-
-CATALOG = Path(__file__).parent / "fixtures" / "planner" / "catalog.json"
-
-
-@pytest.fixture(scope="module")
-def resources() -> list[Resource]:
-    return [Resource.from_dict(d) for d in json.loads(CATALOG.read_text(encoding="utf-8"))["resources"]]
-
-
-@pytest.fixture(scope="module")
-def reader(resources: list[Resource]) -> Reader:
-    return Reader(resources)
+from planner_fixture import reader, resources  # noqa: F401 - fixtures
 
 
 def read_titles(reader: Reader, text: str) -> set[str]:
