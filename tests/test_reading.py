@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from assistant.reading import Reader, split_clauses
 from planner_fixture import reader, resources  # noqa: F401 - fixtures
 
