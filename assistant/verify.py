@@ -362,7 +362,7 @@ class Verifier:
 
     def support_scores(self, text: str, evidence: Evidence) -> tuple[float, float, bool]:
         """The best source's (cosine, lexical) for one sentence, and whether that source holds its numbers and
-        names: what the thresholds are calibrated on (bench/calibrate_verify.py)."""
+        names: what the thresholds are calibrated on (tools/calibrate_verify.py)."""
         _, unit_vecs, unit_source = self._units(evidence)
         sims = unit_vecs @ self.embedder.embed_documents([text])[0]
         scored = self._scored(text, sims, unit_source, evidence)

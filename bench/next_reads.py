@@ -13,7 +13,7 @@ Gold for a `next` question is what the planner's rules give for its true read li
 
     python bench/next_reads.py [--home DIR] [--dev ../shared/eval/dev-questions.jsonl]
     python bench/next_reads.py --calibrate     # fit the routing weights on our questions (5-fold check)
-    python bench/next_reads.py --learners      # the generated learner messages (bench/synth_learners.py)
+    python bench/next_reads.py --learners      # the generated learner messages (tools/synth_learners.py)
 
 `--learners` runs bench/data/learner-messages.jsonl through the planner front the app uses (NextReads with the
 packaged embedder: routing, understanding, plan), empty profile, and reports seeds 0-2 (tuned on) apart from

@@ -1,5 +1,5 @@
 """The one logistic model: its probability and its fit, shared by the scope model (index/scope.py, fitted by
-bench/calibrate_scope.py) and the routing model (assistant/route.py, fitted by bench/next_reads.py --calibrate).
+tools/calibrate_scope.py) and the routing model (assistant/route.py, fitted by bench/next_reads.py --calibrate).
 
 Why one fit: both are a handful of features over a few hundred labelled questions, where Newton's method finds
 the exact optimum of the penalised log-loss in a few steps (plain gradient descent stops wherever its step

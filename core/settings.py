@@ -123,7 +123,7 @@ class EmbedSettings(BaseModel):
     )
 
 
-# Fitted defaults: bench/tune_retrieval.py (ranking knobs) and bench/calibrate_scope.py (the scope model, a
+# Fitted defaults: tools/tune_retrieval.py (ranking knobs) and tools/calibrate_scope.py (the scope model, a
 # logistic model over evidence from a search's whole result list, and its thresholds) write core/data/fitted.json
 # with `--write-fitted`; their JSON reports, with the folds and data they used, are under docs/measurements/.
 FITTED_FILE = Path(__file__).resolve().parent / "data" / "fitted.json"
@@ -152,7 +152,7 @@ class IndexSettings(BaseModel):
     hnsw_ef_search: int = 128
     hnsw_ef_construction: int = 200
     # Fusion and ranking knobs: chosen by grouped 5-fold cross-validation on the synthetic questions
-    # (bench/tune_retrieval.py → core/data/fitted.json, docs/measurements/retrieval_tuning.json); never on the dev set.
+    # (tools/tune_retrieval.py → core/data/fitted.json, docs/measurements/retrieval_tuning.json); never on the dev set.
     rrf_k: int = Field(
         FITTED["rrf_k"], ge=0, description="RRF constant: score += weight / (rrf_k + rank); small k trusts each list's top ranks"
     )
@@ -194,19 +194,19 @@ class IndexSettings(BaseModel):
         ge=0,
         le=1,
         description="Out of scope (the only refusal) when the scope model's probability that the guide covers the "
-        "question is below this; chosen by bench/calibrate_scope.py on held-out folds of our own questions",
+        "question is below this; chosen by tools/calibrate_scope.py on held-out folds of our own questions",
     )
     weak_threshold: float = Field(
         FITTED["weak_threshold"],
         ge=0,
         le=1,
         description="Answered but marked a weak match when the scope probability is below this (and not out of "
-        "scope); chosen by bench/calibrate_scope.py on held-out folds of our own questions",
+        "scope); chosen by tools/calibrate_scope.py on held-out folds of our own questions",
     )
     scope_weights: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_SCOPE_WEIGHTS),
         description="Log-odds weight of each scope feature (index/scope.py SCOPE_FEATURES); fitted by "
-        "bench/calibrate_scope.py on synthetic in-scope and our own out-of-scope questions",
+        "tools/calibrate_scope.py on synthetic in-scope and our own out-of-scope questions",
     )
     scope_intercept: float = Field(FITTED["scope_intercept"], description="The scope model's intercept (fitted with scope_weights)")
     search_threads: int = Field(1, ge=1, description="FAISS/OpenMP threads for one query (1 is fastest here)")
@@ -297,7 +297,7 @@ class LLMSettings(BaseModel):
     evidence_mmr_lambda: float = Field(
         0.75, gt=0, le=1,
         description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
-        "(the question's own passage among the picks), see bench/tune_evidence.py and "
+        "(the question's own passage among the picks), see tools/tune_evidence.py and "
         "docs/measurements/evidence_tuning.json",
     )
     evidence_relevance_span: float = Field(
@@ -305,7 +305,7 @@ class LLMSettings(BaseModel):
     )
     verify_min_cosine: float = Field(
         0.425, description="A generated sentence is supported when its cosine to an evidence sentence, pair or passage "
-        "reaches this (fitted by bench/calibrate_verify.py on restated claims of known support, folds 0-3)"
+        "reaches this (fitted by tools/calibrate_verify.py on restated claims of known support, folds 0-3)"
     )
     verify_min_lexical: float = Field(
         0.2, description="... and at least this share of its new content words (not in the question) occur in the "

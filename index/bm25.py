@@ -2,7 +2,7 @@
 
 Terms come from the project's one tokenizer, `core.text.tokenize` (identifiers kept whole, camel-case and
 hyphenated names split and joined, Snowball English stems, the shared stop words); the index records
-`TOKENIZER_VERSION`, so a tokenizer change asks for a rebuild. bench/tune_retrieval.py compares it with the
+`TOKENIZER_VERSION`, so a tokenizer change asks for a rebuild. tools/tune_retrieval.py compares it with the
 earlier light suffix stripper and with no folding on the synthetic questions' held-out folds.
 """
 

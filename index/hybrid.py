@@ -3,7 +3,7 @@
 Chunk ranks are fused first (BM25 and dense agree on passages, not just on documents), then each resource
 gets a score from its passages (`aggregate`): its best fused passage, plus a decaying share of the next ones
 (`index.fusion_passages`, `index.fusion_decay`), so a resource with several matching passages beats one with a
-single lucky passage. Both knobs are chosen by grouped cross-validation (bench/tune_retrieval.py).
+single lucky passage. Both knobs are chosen by grouped cross-validation (tools/tune_retrieval.py).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class Reranker(Protocol):
 class RerankWeights:
     """How much each kind of evidence adds to the fused score (normalised so the top candidate has 1.0).
     Defaults come from `index.rerank_title`, `index.rerank_identifiers`, `index.rerank_named`, chosen by
-    grouped cross-validation on the synthetic questions (bench/tune_retrieval.py)."""
+    grouped cross-validation on the synthetic questions (tools/tune_retrieval.py)."""
 
     title: float = _DEFAULTS["rerank_title"].default
     identifiers: float = _DEFAULTS["rerank_identifiers"].default

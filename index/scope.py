@@ -8,7 +8,7 @@ cosine: a logistic model over `SCOPE_FEATURES` (how close the dense top passages
 and the dense retriever agree on the resources, how much of the query's own words the corpus and the top
 passages know, specialised words nobody in the corpus uses, how much of the question's weight is in words the
 guide's own entries use: its subjects, not words a page mentions in passing). Its weights live in the settings
-(`index.scope_model`), fitted by `bench/calibrate_scope.py` on our synthetic in-scope questions and our own
+(`index.scope_model`), fitted by `tools/calibrate_scope.py` on our synthetic in-scope questions and our own
 out-of-scope questions with grouped cross-validation; the thresholds on its probability
 (`index.abstain_threshold`, `index.weak_threshold`) come from the held-out folds of the same run.
 

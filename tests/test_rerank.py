@@ -42,7 +42,7 @@ def test_an_acronym_in_the_title_lifts_the_resource(reranker: FieldReranker, cat
 
 
 def test_an_identifier_in_the_note_lifts_the_resource_when_weighted(catalog: list[Resource]) -> None:
-    # The tuned default weight is 0 (bench/tune_retrieval.py); the evidence itself still works when weighted.
+    # The tuned default weight is 0 (tools/tune_retrieval.py); the evidence itself still works when weighted.
     reranker = FieldReranker(FieldIndex(catalog), RerankWeights(title=0.0, identifiers=0.1, named=0.0))
     assert order(reranker.rerank("what does TMA do", tied(catalog)))[0] == "hopper-tma"
 

@@ -16,10 +16,12 @@ without the model). The thresholds are chosen on folds other than
 `--holdout` to maximise balanced accuracy (kept share of supported + dropped share of unsupported), and the
 held-out fold reports both shares with the chosen and with the current settings. Prints JSON.
 
-    .venv/bin/python bench/calibrate_verify.py [--home DIR] [--n 80] [--holdout 4] [--seed 0] [--out FILE]
+    .venv/bin/python tools/calibrate_verify.py [--home DIR] [--n 80] [--holdout 4] [--seed 0] [--out FILE]
 """
 
 from __future__ import annotations
+
+import sys
 
 import argparse
 import json
@@ -28,7 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_HOME, ROOT, real_corpus_settings, write_report
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout: bench.common
+from bench.common import DEFAULT_HOME, ROOT, real_corpus_settings, write_report  # noqa: E402
 
 SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
 RESTATE = "Say in your own words what source [1] states."
@@ -152,7 +155,7 @@ def main() -> None:
                                                  / max(1, sum(not r["supported"] for r in rows)), 3),
         "facts_check_dropped_supported": round(sum(not r["facts_ok"] for r in rows if r["supported"])
                                                / max(1, sum(r["supported"] for r in rows)), 3),
-        "_command": "bench/calibrate_verify.py " + " ".join(f"--{k} {v}" for k, v in vars(args).items() if v is not None),
+        "_command": "tools/calibrate_verify.py " + " ".join(f"--{k} {v}" for k, v in vars(args).items() if v is not None),
         "_seconds": round(time.time() - started, 1),
     }, args.out)
 

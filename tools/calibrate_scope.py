@@ -6,7 +6,7 @@ questions (bench/data/synthetic-questions.jsonl, folds grouped by resource) and 
 (bench/data/out-of-scope-questions.jsonl, folds grouped by field) — and judged on held-out folds. The dev set
 is scored once with the final model, as a report (`dev_set`), never to choose anything.
 
-    .venv/bin/python bench/calibrate_scope.py [--home DIR] [--write-fitted] > docs/measurements/scope_calibration.json
+    .venv/bin/python tools/calibrate_scope.py [--home DIR] [--write-fitted] > docs/measurements/scope_calibration.json
 
 Per fold: a class-balanced, L2-regularised logistic model over the scope features (index/scope.py) is fitted
 on the other four folds, then the thresholds are chosen on those same four folds:
@@ -23,7 +23,7 @@ on the other four folds, then the thresholds are chosen on those same four folds
 The held-out fold is then judged with that fold's model and thresholds; the confusion matrix adds up every
 fold's held-out questions. The shipped model is fitted on all folds with the same rules (`final`); with
 `--write-fitted` its weights and thresholds go into core/data/fitted.json, which core/settings.py reads as the
-`index.*` defaults (run bench/tune_retrieval.py first: the features are read from the product's search).
+`index.*` defaults (run tools/tune_retrieval.py first: the features are read from the product's search).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import QUESTIONS, ROOT, real_corpus_settings
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout: bench.common
+from bench.common import QUESTIONS, ROOT, real_corpus_settings  # noqa: E402
 
 from core.logistic import fit_logistic as core_fit_logistic
 from core.logistic import logistic_array
@@ -229,7 +230,7 @@ def dev_report(searcher: Any, model: dict[str, Any]) -> dict[str, Any] | None:
 def latency(searcher: Any, questions: list[str]) -> dict[str, Any]:
     """What judging the outcome adds to a search: search alone vs. the outcome after it (new queries each time,
     the query embedding shared as in the product), same questions, same run."""
-    from common import percentiles
+    from bench.common import percentiles
 
     searcher.clear_caches()
     search_s, outcome_s = [], []
@@ -297,7 +298,7 @@ def main() -> int:
         from core.settings import write_fitted
 
         n = report["data"]["n"]
-        write_fitted("scope", report["final"], "bench/calibrate_scope.py --write-fitted (grouped 5-fold CV; "
+        write_fitted("scope", report["final"], "tools/calibrate_scope.py --write-fitted (grouped 5-fold CV; "
                      + ", ".join(f"{k} {v}" for k, v in n.items()) + ")")
     json.dump(report, sys.stdout, indent=2)
     print()

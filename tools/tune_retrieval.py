@@ -1,6 +1,6 @@
 """Choosing the ranking knobs by grouped cross-validation on the synthetic questions; prints one JSON object.
 
-The synthetic set (bench/data/synthetic-questions.jsonl, written by bench/synth_questions.py) carries a fold
+The synthetic set (bench/data/synthetic-questions.jsonl, written by tools/synth_questions.py) carries a fold
 0-4 per question, grouped by resource. For each fold in turn, a coordinate search over the candidate values
 picks the configuration with the best success@5 + MRR@10 on the other four folds, and that configuration is
 scored on the held-out fold; the five held-out scores together are the honest estimate of the procedure. The
@@ -16,7 +16,7 @@ Also reported:
   target_words:overlap_words:max_wordpieces into a scratch data dir, indexed, and the same grouped
   cross-validation run there (gold is the resource URL, so any chunking can be scored).
 
-    .venv/bin/python bench/tune_retrieval.py [--home DIR] [--questions FILE] [--out FILE] [--skip-dev]
+    .venv/bin/python tools/tune_retrieval.py [--home DIR] [--questions FILE] [--out FILE] [--skip-dev]
                                              [--chunk-variants T:O:W,...] [--write-fitted]
 
 Every configuration is ranked by the product's own `Searcher.search` (mode hybrid+rerank; "hybrid" for the
@@ -93,7 +93,7 @@ GRID: dict[str, list[Any]] = {
 }
 # Not searched, because the synthetic questions cannot show what they are for, only their false positives:
 # * `rerank_named` (a catalog name — author, publisher — in the question): the generator drops every question
-#   that names its resource's authors or most of its title (bench/synth_questions.py); it stays at 0.1;
+#   that names its resource's authors or most of its title (tools/synth_questions.py); it stays at 0.1;
 # * `typo_correction`: the model writes no typos; it stays on;
 # * the BM25 folding: it is how the index was built (core/text.py), not a setting; `mechanisms` and
 #   `ablations_of_chosen` compare other foldings on a BM25 index built for them.
@@ -474,7 +474,7 @@ def main() -> int:
         from core.settings import write_fitted
 
         fitted = {name: chosen.settings()[name] for name in ("dense_weight", *GRID)}
-        write_fitted("retrieval", fitted, "bench/tune_retrieval.py --write-fitted (grouped 5-fold CV on "
+        write_fitted("retrieval", fitted, "tools/tune_retrieval.py --write-fitted (grouped 5-fold CV on "
                      f"{result['questions']}, {len(questions)} questions, {result['n_resources']} resources)")
         result["wrote_fitted"] = fitted
     text = json.dumps(result, indent=2)

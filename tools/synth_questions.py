@@ -11,10 +11,10 @@ source_chunk, fold (0-4, by resource, for grouped cross-validation), and the fil
 
 Three steps, so the model can run where it is fast:
 
-    .venv/bin/python bench/synth_questions.py prompts --home H --out P.jsonl      # sample sources, write prompts
-    python3 bench/synth_questions.py generate --prompts P.jsonl --model Q.gguf --out R.jsonl \
+    .venv/bin/python tools/synth_questions.py prompts --home H --out P.jsonl      # sample sources, write prompts
+    python3 tools/synth_questions.py generate --prompts P.jsonl --model Q.gguf --out R.jsonl \
         --backend transformers                                                     # on the GPU (same GGUF)
-    .venv/bin/python bench/synth_questions.py filter --home H --prompts P.jsonl --replies R.jsonl \
+    .venv/bin/python tools/synth_questions.py filter --home H --prompts P.jsonl --replies R.jsonl \
         --out bench/data/synthetic-questions.jsonl                                  # parse + InPars filter
 
 `--backend llama` runs the same GGUF on the CPU through llama-cpp-python (about 10 s a source on 2 quiet
@@ -35,7 +35,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from common import ROOT, real_corpus_settings
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout: bench.common
+from bench.common import ROOT, real_corpus_settings  # noqa: E402
 
 from core.files import atomic_write_text
 

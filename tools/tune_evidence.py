@@ -7,10 +7,12 @@ embeddings and overlaps are computed once per question; each setting then only r
 (`passages_by_mmr`, the product's own function). Coordinate search, two rounds, over folds other than
 `--holdout`; the chosen setting is then scored on the held-out fold. Prints JSON.
 
-    .venv/bin/python bench/tune_evidence.py [--home DIR] [--questions 200] [--holdout 4]
+    .venv/bin/python tools/tune_evidence.py [--home DIR] [--questions 200] [--holdout 4]
 """
 
 from __future__ import annotations
+
+import sys
 
 import argparse
 import json
@@ -21,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from common import DEFAULT_HOME, ROOT, real_corpus_settings
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout: bench.common
+from bench.common import DEFAULT_HOME, ROOT, real_corpus_settings  # noqa: E402
 
 SYNTHETIC = ROOT / "bench" / "data" / "synthetic-questions.jsonl"
 GRID: dict[str, list[Any]] = {

@@ -16,9 +16,9 @@ Tier 2, ...") written out here independently of assistant/planner.py:
 
 Three steps, so the model can run where it is fast:
 
-    .venv/bin/python bench/synth_learners.py prompts --seeds 0 1 2 3 4 --per-seed 130 --out P.jsonl
-    python3 bench/synth_learners.py generate --prompts P.jsonl --model Q.gguf --out R.jsonl   # GPU (transformers)
-    .venv/bin/python bench/synth_learners.py collect --prompts P.jsonl --replies R.jsonl \
+    .venv/bin/python tools/synth_learners.py prompts --seeds 0 1 2 3 4 --per-seed 130 --out P.jsonl
+    python3 tools/synth_learners.py generate --prompts P.jsonl --model Q.gguf --out R.jsonl   # GPU (transformers)
+    .venv/bin/python tools/synth_learners.py collect --prompts P.jsonl --replies R.jsonl \
         --out bench/data/learner-messages.jsonl
 
 `collect` drops a message that leaves out something the label says it mentions (no word of the unit's titles,
