@@ -40,8 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.files import atomic_write_text  # noqa: E402
 from core.records import Resource  # noqa: E402
+from tools.generate import Sampling, add_generate_arguments, generate, read_jsonl, write_jsonl  # noqa: E402
 
 log = logging.getLogger("synth_learners")
 
@@ -338,7 +338,7 @@ def cmd_prompts(args: argparse.Namespace) -> None:
             state = sample_state(rng, resources, seed, i)
             prompt = prompt_for(rng, resources, state)
             rows.append({"id": f"L{seed}-{i:03d}", "state": asdict(state), "prompt": prompt})
-    _write_jsonl(args.out, rows)
+    write_jsonl(args.out, rows)
     counts: dict[str, int] = defaultdict(int)
     for row in rows:
         counts[row["state"]["scenario"]] += 1
@@ -348,50 +348,12 @@ def cmd_prompts(args: argparse.Namespace) -> None:
 # --- the model -----------------------------------------------------------------------------------------
 
 
-def _generate_transformers(prompts: list[str], model: Path, seed: int, batch: int, max_tokens: int) -> list[str]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    torch.manual_seed(seed)
-    tok = AutoTokenizer.from_pretrained(str(model.parent), gguf_file=model.name)
-    tok.padding_side = "left"
-    lm = AutoModelForCausalLM.from_pretrained(str(model.parent), gguf_file=model.name, torch_dtype=torch.bfloat16)
-    lm = lm.to("cuda" if torch.cuda.is_available() else "cpu").eval()
-    texts = [tok.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True)
-             for p in prompts]
-    out: list[str] = []
-    for start in range(0, len(texts), batch):
-        enc = tok(texts[start:start + batch], return_tensors="pt", padding=True).to(lm.device)
-        with torch.no_grad():
-            gen = lm.generate(**enc, max_new_tokens=max_tokens, do_sample=True, temperature=0.9, top_p=0.95,
-                              pad_token_id=tok.pad_token_id or tok.eos_token_id)
-        out += tok.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-        log.info("%d/%d", len(out), len(texts))
-    return out
-
-
-def _generate_llama(prompts: list[str], model: Path, seed: int, threads: int, max_tokens: int) -> list[str]:
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(model), n_ctx=2048, n_threads=threads, n_batch=512, seed=seed, verbose=False)
-    out = []
-    for i, prompt in enumerate(prompts, start=1):
-        reply = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens,
-                                           temperature=0.9, top_p=0.95)
-        out.append(reply["choices"][0]["message"]["content"])
-        log.info("%d/%d", i, len(prompts))
-    return out
-
-
 def cmd_generate(args: argparse.Namespace) -> None:
-    rows = _read_jsonl(args.prompts)
+    rows = read_jsonl(args.prompts)
     started = time.perf_counter()
     prompts = [r["prompt"] for r in rows]
-    if args.backend == "llama":
-        replies = _generate_llama(prompts, args.model, args.seed, args.threads, args.max_tokens)
-    else:
-        replies = _generate_transformers(prompts, args.model, args.seed, args.batch, args.max_tokens)
-    _write_jsonl(args.out, [{"id": r["id"], "reply": text} for r, text in zip(rows, replies, strict=True)])
+    replies = generate(prompts, args, Sampling(args.max_tokens, temperature=0.9, top_p=0.95))
+    write_jsonl(args.out, [{"id": r["id"], "reply": text} for r, text in zip(rows, replies, strict=True)])
     print(json.dumps({"replies": len(replies), "backend": args.backend,
                       "seconds": round(time.perf_counter() - started, 1)}))
 
@@ -480,9 +442,9 @@ def states_its_reads(message: str, resources: dict[str, Resource], unit: dict) -
 
 def cmd_collect(args: argparse.Namespace) -> None:
     resources = {r.id: r for r in catalog()}
-    prompts = {r["id"]: r for r in _read_jsonl(args.prompts)}
+    prompts = {r["id"]: r for r in read_jsonl(args.prompts)}
     kept, dropped = [], defaultdict(int)
-    for reply in _read_jsonl(args.replies):
+    for reply in read_jsonl(args.replies):
         row = prompts[reply["id"]]
         message = clean_reply(reply["reply"])
         state = row["state"]
@@ -500,20 +462,12 @@ def cmd_collect(args: argparse.Namespace) -> None:
                      "skipped_topic": state["skipped_topic"], "gold": state["gold"], "accept": state["accept"],
                      "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]],
                      "style": state["style"]})
-    _write_jsonl(args.out, kept)
+    write_jsonl(args.out, kept)
     by_seed: dict[int, int] = defaultdict(int)
     for row in kept:
         by_seed[row["seed"]] += 1
     print(json.dumps({"replies": len(prompts), "kept": len(kept), "dropped": dropped, "by_seed": by_seed,
                       "out": str(args.out)}))
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
-def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def main() -> int:
@@ -523,19 +477,12 @@ def main() -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     p.add_argument("--per-seed", type=int, default=130)
     p.add_argument("--out", type=Path, required=True)
-    p = sub.add_parser("generate", help="run the chat model over the prompts")
-    p.add_argument("--prompts", type=Path, required=True)
-    p.add_argument("--model", type=Path, required=True, help="the GGUF file")
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--backend", choices=("llama", "transformers"), default="transformers")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--batch", type=int, default=128)
+    p = add_generate_arguments(sub, backend="transformers", batch=128)
     p.add_argument("--max-tokens", type=int, default=220)
     p = sub.add_parser("collect", help="parse the replies into labelled messages")
     p.add_argument("--prompts", type=Path, required=True)
     p.add_argument("--replies", type=Path, required=True)
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "data" / "learner-messages.jsonl")
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "bench" / "data" / "learner-messages.jsonl")
     p.add_argument("--strict", action="store_true",
                    help="also drop a message whose read units are not stated by their own names (states_its_reads)")
     args = parser.parse_args()

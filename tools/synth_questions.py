@@ -37,8 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout: bench.common
 from bench.common import ROOT, real_corpus_settings  # noqa: E402
+from tools.generate import Sampling, add_generate_arguments, generate, read_jsonl, write_jsonl  # noqa: E402
 
-from core.files import atomic_write_text
 
 log = logging.getLogger("synth")
 
@@ -137,15 +137,6 @@ def own_rank(searcher, question: str, row: int) -> tuple[int | None, int | None]
     return (b_rows.index(row) + 1 if row in b_rows else None, d_rows.index(row) + 1 if row in d_rows else None)
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    """Atomic: a temp file renamed into place."""
-    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
-def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def _searcher(home: Path):  # noqa: ANN202 - index.search.Searcher, imported lazily
     from index.search import load_searcher
 
@@ -158,7 +149,7 @@ def cmd_prompts(args: argparse.Namespace) -> None:
     covered: set[str] = set()
     if args.skip_covered:
         # Grow a set instead of redoing it: no card prompts, and no passages of resources it already asks about.
-        covered = {r["resource_id"] for r in _read_jsonl(args.skip_covered) if r["kind"] == "synthetic-passage"}
+        covered = {r["resource_id"] for r in read_jsonl(args.skip_covered) if r["kind"] == "synthetic-passage"}
     rows = []
     for chunk in sample_sources(searcher.store.chunks, args.per_resource, args.seed):
         res = resources.get(chunk.resource_id)
@@ -170,53 +161,16 @@ def cmd_prompts(args: argparse.Namespace) -> None:
             "source_chunk": chunk.chunk_id, "resource_id": res.id, "card": chunk.source_kind == "card",
             "prompt": template.format(text=text, title=res.title, n=args.questions),
         })
-    _write_jsonl(args.out, rows)
+    write_jsonl(args.out, rows)
     print(json.dumps({"prompts": len(rows), "out": str(args.out)}))
 
 
-def _generate_llama(prompts: list[str], model: Path, seed: int, threads: int) -> list[str]:
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(model), n_ctx=2048, n_threads=threads, n_batch=512, seed=seed, verbose=False)
-    out = []
-    for i, prompt in enumerate(prompts, start=1):
-        reply = llm.create_chat_completion(
-            messages=[{"role": "user", "content": prompt}], max_tokens=160, temperature=0.7, top_p=0.9
-        )
-        out.append(reply["choices"][0]["message"]["content"])
-        log.info("%d/%d", i, len(prompts))
-    return out
-
-
-def _generate_transformers(prompts: list[str], model: Path, seed: int, batch: int) -> list[str]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    torch.manual_seed(seed)
-    tok = AutoTokenizer.from_pretrained(str(model.parent), gguf_file=model.name)
-    tok.padding_side = "left"
-    lm = AutoModelForCausalLM.from_pretrained(str(model.parent), gguf_file=model.name, torch_dtype=torch.bfloat16)
-    lm = lm.to("cuda" if torch.cuda.is_available() else "cpu").eval()
-    texts = [tok.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True) for p in prompts]
-    out: list[str] = []
-    for start in range(0, len(texts), batch):
-        enc = tok(texts[start : start + batch], return_tensors="pt", padding=True).to(lm.device)
-        with torch.no_grad():
-            gen = lm.generate(**enc, max_new_tokens=160, do_sample=True, temperature=0.7, top_p=0.9, pad_token_id=tok.pad_token_id or tok.eos_token_id)
-        out += tok.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
-        log.info("%d/%d", len(out), len(texts))
-    return out
-
-
 def cmd_generate(args: argparse.Namespace) -> None:
-    rows = _read_jsonl(args.prompts)
+    rows = read_jsonl(args.prompts)
     started = time.perf_counter()
     prompts = [r["prompt"] for r in rows]
-    if args.backend == "llama":
-        replies = _generate_llama(prompts, args.model, args.seed, args.threads)
-    else:
-        replies = _generate_transformers(prompts, args.model, args.seed, args.batch)
-    _write_jsonl(args.out, [{"source_chunk": r["source_chunk"], "reply": text} for r, text in zip(rows, replies, strict=True)])
+    replies = generate(prompts, args, Sampling(160, temperature=0.7, top_p=0.9))
+    write_jsonl(args.out, [{"source_chunk": r["source_chunk"], "reply": text} for r, text in zip(rows, replies, strict=True)])
     print(json.dumps({"replies": len(replies), "backend": args.backend, "seconds": round(time.perf_counter() - started, 1)}))
 
 
@@ -224,9 +178,9 @@ def cmd_filter(args: argparse.Namespace) -> None:
     searcher = _searcher(args.home)
     row_of = {c.chunk_id: i for i, c in enumerate(searcher.store.chunks)}
     resources = {r.id: r for r in searcher.resources}
-    prompts = {r["source_chunk"]: r for r in _read_jsonl(args.prompts)}
+    prompts = {r["source_chunk"]: r for r in read_jsonl(args.prompts)}
     records, asked, parsed = [], 0, 0
-    for reply in _read_jsonl(args.replies):
+    for reply in read_jsonl(args.replies):
         source = prompts.get(reply["source_chunk"])
         if source is None or reply["source_chunk"] not in row_of:
             continue
@@ -244,7 +198,7 @@ def cmd_filter(args: argparse.Namespace) -> None:
                 "bm25_rank": bm25_rank, "dense_rank": dense_rank,
             })
     assign_folds(records)
-    _write_jsonl(args.out, records)
+    write_jsonl(args.out, records)
     print(json.dumps({"asked": asked, "parsed": parsed, "kept": len(records), "out": str(args.out)}))
 
 
@@ -259,14 +213,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-covered", type=Path, help="an existing set: write prompts only for page passages of "
                    "resources it has no passage questions for (pages new to the archive)")
-    p = sub.add_parser("generate", help="run the chat model over the prompts")
-    p.add_argument("--prompts", type=Path, required=True)
-    p.add_argument("--model", type=Path, required=True, help="the GGUF file")
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--backend", choices=("llama", "transformers"), default="llama")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--batch", type=int, default=64)
+    add_generate_arguments(sub, backend="llama", batch=64)
     p = sub.add_parser("filter", help="parse the replies and keep questions whose passage ranks in the top 20")
     p.add_argument("--home", type=Path, required=True)
     p.add_argument("--prompts", type=Path, required=True)
