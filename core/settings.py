@@ -287,18 +287,19 @@ class LLMSettings(BaseModel):
         "(remembered in the data dir), starting from evidence_tokens",
     )
     evidence_context_span: float = Field(
-        0.06, ge=0,
+        0.6, ge=0,
         description="A picked sentence brings a neighbouring sentence whose relevance is within this of its own "
         "(the sentence before it always when it opens by referring back)",
     )
     evidence_max_sentences: int = Field(40, ge=1, description="At most this many evidence sentences (the budget binds first)")
-    evidence_lexical_weight: float = Field(0.8, ge=0, description="Weight of question-term overlap next to cosine")
-    evidence_rank_weight: float = Field(0.1, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
+    evidence_lexical_weight: float = Field(
+        0.0, ge=0, description="Weight of question-term overlap next to cosine (the recall fit chose 0)")
+    evidence_rank_weight: float = Field(0.3, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
     evidence_mmr_lambda: float = Field(
-        0.75, gt=0, le=1,
+        0.65, gt=0, le=1,
         description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
-        "(the question's own passage among the picks), see tools/tune_evidence.py and "
-        "docs/measurements/evidence_tuning.json",
+        "for the share of the question's own passage among the picks at a 450-token budget, see "
+        "tools/tune_evidence.py and docs/measurements/evidence_tuning_recall_450.json",
     )
     evidence_relevance_span: float = Field(
         1.0, gt=0, description="Never pick a sentence whose relevance is this far below the best one's"

@@ -1,13 +1,15 @@
 """Choose the evidence-selection knobs (`llm.evidence_*`) on synthetic questions, never on the dev set.
 
 Proxy, no LLM needed: for a question written from a passage, is a sentence of that passage among the picked
-evidence (`source`)? `gold`: is the question's resource among the numbered sources at all? Questions written
+evidence (`source`)? `recall`: what share of that passage's sentences is picked (an answer that covers the
+question's points needs the passage around the fact, not one line of it)? `gold`: is the question's resource
+among the numbered sources at all? `--objective` says which the search maximises (default `recall`). Questions written
 from a catalog card are left out: cards are not evidence (assistant/evidence.py). Candidates, their
 embeddings and overlaps are computed once per question; each setting then only reruns the pick
 (`passages_by_mmr`, the product's own function). Coordinate search, two rounds, over folds other than
 `--holdout`; the chosen setting is then scored on the held-out fold. Prints JSON.
 
-    .venv/bin/python tools/tune_evidence.py [--home DIR] [--questions 200] [--holdout 4]
+    .venv/bin/python tools/tune_evidence.py [--home DIR] [--questions 200] [--holdout 4] [--objective recall]
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ GRID: dict[str, list[Any]] = {
     "rank_weight": [0, 0.05, 0.1, 0.2, 0.3],
     "mmr_lambda": [0.5, 0.65, 0.75, 0.85, 1.0],
     "relevance_span": [0.15, 0.25, 0.35, 0.5, 1.0],
-    "context_span": [0.0, 0.06, 0.12, 0.2, 0.35],
+    "context_span": [0.0, 0.06, 0.12, 0.2, 0.35, 0.6, 1.0],
 }
 
 
@@ -63,12 +65,15 @@ def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]
     return out
 
 
-def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int, closest: list[float] | None = None) -> tuple[float, float]:
-    """(share with a sentence of the question's own passage picked, share with its resource among the sources);
-    `closest` collects each question's best picked cosine (how near answerable questions' evidence comes)."""
+def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int,
+          closest: list[float] | None = None) -> tuple[float, float, float]:
+    """(share with a sentence of the question's own passage picked, share with its resource among the sources,
+    mean share of the own passage's sentences picked); `closest` collects each question's best picked cosine
+    (how near answerable questions' evidence comes)."""
     from assistant.evidence import passages_by_mmr
 
     source = gold = 0
+    recall = 0.0
     cfg = SimpleNamespace(evidence_mmr_lambda=p["mmr_lambda"], evidence_relevance_span=p["relevance_span"],
                           evidence_max_sentences=40, evidence_context_span=p["context_span"])
     for d in data:
@@ -85,7 +90,13 @@ def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int, closest: l
         q = d["q"]
         gold += any(d["ids"][c.resource_rank] == q["resource_id"] for c in chosen)
         source += any(c.chunk_id == q["source_chunk"] for c in chosen)
-    return round(source / len(data), 3), round(gold / len(data), 3)
+        own = sum(c.chunk_id == q["source_chunk"] for c in d["pool"])
+        recall += sum(c.chunk_id == q["source_chunk"] for c in chosen) / own if own else 0.0
+    n = len(data)
+    return round(source / n, 3), round(gold / n, 3), round(recall / n, 3)
+
+
+OBJECTIVES = {"source": 0, "gold": 1, "recall": 2}
 
 
 def main() -> None:
@@ -95,7 +106,9 @@ def main() -> None:
     parser.add_argument("--holdout", type=int, default=4)
     parser.add_argument("--budget", type=int, default=None, help="default: llm.evidence_tokens")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--objective", choices=sorted(OBJECTIVES), default="recall")
     args = parser.parse_args()
+    goal = OBJECTIVES[args.objective]
 
     every = [json.loads(line) for line in SYNTHETIC.read_text().splitlines() if line.strip()]
     every = [q for q in every if q["kind"] == "synthetic-passage"]
@@ -112,13 +125,14 @@ def main() -> None:
     args.budget = args.budget or defaults.evidence_tokens
     p = {key: getattr(defaults, f"evidence_{key}") for key in GRID}
     report: dict[str, Any] = {"questions": len(data), "holdout_fold": args.holdout, "budget": args.budget,
+                              "objective": args.objective, "scores": ["source", "gold", "recall"],
                               "start": [dict(p), score(data, p, args.budget)],
                               "start_holdout": score(held_data, p, args.budget)}
     steps = []
     for _ in range(2):
         for key, values in GRID.items():
             results = [(score(data, {**p, key: v}, args.budget), v) for v in values]
-            best = max(results, key=lambda r: (sum(r[0]), r[1] == p[key]))[1]
+            best = max(results, key=lambda r: (r[0][goal], sum(r[0]), r[1] == p[key]))[1]
             steps.append({"knob": key, "results": {str(v): s for s, v in results}, "chosen": best})
             p[key] = best
     report["steps"] = steps
