@@ -79,7 +79,7 @@ def main() -> int:
             routed += 1
         planner.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        embedder.encode_uncached([question])
+        embedder.encode_query_uncached(question)
         baseline.append(time.perf_counter() - t0)
     report: dict[str, Any] = {
         "_command": "bench/next_latency.py " + " ".join(sys.argv[1:]),

@@ -121,6 +121,11 @@ class EmbedSettings(BaseModel):
     cache_file: Path | None = Field(
         None, description="SQLite cache of embeddings by content hash; default: embeddings.sqlite3 in the data dir"
     )
+    query_int8: bool = Field(
+        True,
+        description="On the CPU, embed queries (not documents) with an int8 copy of the model: one query reads "
+        "the model's weights once, so 4x fewer weight bytes is about 3x faster (docs/search.md has the numbers)",
+    )
 
 
 # Fitted defaults: tools/tune_retrieval.py (ranking knobs) and tools/calibrate_scope.py (the scope model, a

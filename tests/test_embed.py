@@ -82,3 +82,30 @@ def test_a_model_path_that_is_not_a_model_is_one_clear_error(tmp_path: Path) -> 
     with pytest.raises(IndexLoadError, match="not a sentence-transformers folder") as err:
         Embedder(settings)
     assert "\n" not in str(err.value)
+
+
+def test_a_query_is_embedded_by_the_int8_model_close_to_the_float32_vector(tmp_path: Path) -> None:
+    embedder = Embedder(Settings(home=tmp_path, embed={"device": "cpu"}))
+    query = "why does tiling into shared memory speed up a matmul kernel"
+    quantized = embedder.embed_query(query)
+    exact = embedder.encode_uncached([query])[0]
+    assert quantized.shape == (384,) and quantized.dtype == np.float32
+    assert abs(float(np.linalg.norm(quantized)) - 1.0) < 1e-5
+    assert 0.95 < float(quantized @ exact) < 0.99999  # a different model's vector, but the same meaning
+
+
+def test_queries_use_the_float32_model_when_int8_is_off(tmp_path: Path) -> None:
+    embedder = Embedder(Settings(home=tmp_path, embed={"device": "cpu", "query_int8": False}))
+    query = "what does a warp scheduler do"
+    assert np.allclose(embedder.embed_query(query), embedder.encode_uncached([query])[0], atol=1e-6)
+
+
+def test_an_int8_query_still_finds_its_own_passage_first(tmp_path: Path) -> None:
+    embedder = Embedder(Settings(home=tmp_path, embed={"device": "cpu"}))
+    passages = ["Ring all-reduce passes gradient chunks around a ring of GPUs.",
+                "Shared memory bank conflicts serialise a warp's accesses.",
+                "Paged attention stores the KV cache in fixed-size blocks."]
+    vectors = embedder.embed_documents(passages)
+    for i, query in enumerate(["how do GPUs sum gradients in a ring", "why do bank conflicts slow a warp",
+                               "how is the KV cache split into blocks"]):
+        assert int(np.argmax(vectors @ embedder.embed_query(query))) == i
