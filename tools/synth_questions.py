@@ -17,6 +17,10 @@ Three steps, so the model can run where it is fast:
     .venv/bin/python tools/synth_questions.py filter --home H --prompts P.jsonl --replies R.jsonl \
         --out bench/data/synthetic-questions.jsonl                                  # parse + InPars filter
 
+To grow the set for pages new to the archive: `prompts --skip-covered SET` (only resources the set has no
+passage questions for), generate, then `filter --grow SET --out SET` (old records and folds kept, new
+resources placed in the smallest folds).
+
 `--backend llama` runs the same GGUF on the CPU through llama-cpp-python (about 10 s a source on 2 quiet
 cores); `--backend transformers` loads the GGUF into transformers (dequantised, `gguf` package) and samples in
 batches on a GPU. The committed set was made on the H200 (see docs/measurements/synthetic-questions.md).
@@ -70,15 +74,22 @@ _DEICTIC = re.compile(
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d+[.)]|Q\d*[:.)])\s*")
 
 
-def assign_folds(records: list[dict], folds: int = FOLDS) -> None:
+def assign_folds(records: list[dict], folds: int = FOLDS, existing: list[dict] | None = None) -> None:
     """Grouped, balanced folds: all questions about one resource land in one fold, and resources go (largest
-    first, ties by a hash of the id) to the fold holding the fewest questions so far."""
+    first, ties by a hash of the id) to the fold holding the fewest questions so far. `existing` records keep
+    their folds (a grown set must not move old questions between folds) and count toward the sizes."""
     counts: dict[str, int] = defaultdict(int)
     for record in records:
         counts[record["resource_id"]] += 1
     sizes = [0] * folds
     fold_of: dict[str, int] = {}
+    for record in existing or []:
+        sizes[record["fold"]] += 1
+        fold_of[record["resource_id"]] = record["fold"]
     for resource_id in sorted(counts, key=lambda r: (-counts[r], hashlib.sha1(r.encode()).hexdigest())):
+        if resource_id in fold_of:
+            sizes[fold_of[resource_id]] += counts[resource_id]
+            continue
         fold = min(range(folds), key=lambda f: (sizes[f], f))
         fold_of[resource_id] = fold
         sizes[fold] += counts[resource_id]
@@ -179,6 +190,8 @@ def cmd_filter(args: argparse.Namespace) -> None:
     row_of = {c.chunk_id: i for i, c in enumerate(searcher.store.chunks)}
     resources = {r.id: r for r in searcher.resources}
     prompts = {r["source_chunk"]: r for r in read_jsonl(args.prompts)}
+    existing = read_jsonl(args.grow) if args.grow else []
+    first_id = 1 + max((int(r["id"][1:]) for r in existing), default=0)
     records, asked, parsed = [], 0, 0
     for reply in read_jsonl(args.replies):
         source = prompts.get(reply["source_chunk"])
@@ -193,13 +206,14 @@ def cmd_filter(args: argparse.Namespace) -> None:
             if bm25_rank is None and dense_rank is None:
                 continue
             records.append({
-                "id": f"s{len(records) + 1:04d}", "kind": "synthetic-card" if source["card"] else "synthetic-passage",
+                "id": f"s{first_id + len(records):04d}", "kind": "synthetic-card" if source["card"] else "synthetic-passage",
                 "question": question, "gold": [res.url], "resource_id": res.id, "source_chunk": reply["source_chunk"],
                 "bm25_rank": bm25_rank, "dense_rank": dense_rank,
             })
-    assign_folds(records)
-    write_jsonl(args.out, records)
-    print(json.dumps({"asked": asked, "parsed": parsed, "kept": len(records), "out": str(args.out)}))
+    assign_folds(records, existing=existing)
+    write_jsonl(args.out, existing + records)
+    print(json.dumps({"asked": asked, "parsed": parsed, "kept": len(records), "grown_from": len(existing),
+                      "out": str(args.out)}))
 
 
 def main() -> int:
@@ -220,6 +234,8 @@ def main() -> int:
     p.add_argument("--replies", type=Path, required=True)
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "synthetic-questions.jsonl")
     p.add_argument("--questions", type=int, default=QUESTIONS)
+    p.add_argument("--grow", type=Path, help="an existing set: keep its records and folds, append the new questions "
+                   "after its ids (with prompts made by `prompts --skip-covered`)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     {"prompts": cmd_prompts, "generate": cmd_generate, "filter": cmd_filter}[args.step](args)
