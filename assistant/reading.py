@@ -36,7 +36,7 @@ STOP = STOP_WORDS | {"i'm", "i've", "i'd", "i'll", "im", "ive", "id", "also", "p
                                         "pretty", "quite", "much", "get", "got", "bit", "lot", "like", "one", "ones"}
 # having read it: the verbs and adverbs of completion
 DONE_WORDS = frozenset({
-    "read", "reread", "finished", "finish", "done", "completed", "complete", "covered", "went", "gone", "worked",
+    "read", "reread", "finished", "finish", "done", "completed", "complete", "covered", "worked",
     "studied", "skimmed", "watched", "know", "knew", "familiar", "comfortable", "already", "mastered", "past",
     "digested", "absorbed", "consumed", "tackled", "wrapped", "through", "after", "having",
     "background", "far", "did", "learned", "learnt", "seen", "saw", "used",
@@ -396,6 +396,8 @@ def _role(text: str) -> str | None:
             done = True  # "... are behind me"
         elif w in {"through", "having"} and i > 0 and bare[i - 1] in _THROUGH_VERBS:
             done = True  # "I've gone through", "I'm through"
+        elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
+            done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
     if negated:
         return "not-read"
     if done:

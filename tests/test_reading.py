@@ -200,3 +200,9 @@ def test_a_titles_own_name_points_at_its_topic(reader):
 
 def test_a_question_with_no_topic_words_has_no_focus(reader):
     assert reader.understand("I've read DIH. What should I read next?").interest == {}
+
+
+def test_went_alone_is_no_reading_but_went_over_is(reader):
+    assert read_titles(reader, "What went wrong with locking before Optimistic Lock Coupling?") == set()
+    assert read_titles(reader, "I went over Optimistic Lock Coupling. What next?") == {"Optimistic Lock Coupling"}
+    assert read_titles(reader, "I went through Optimistic Lock Coupling, what now?") == {"Optimistic Lock Coupling"}
