@@ -186,7 +186,7 @@ def showcase(assistant: Any, path: Path, out: Path) -> list[dict[str, Any]]:
                      "dropped": [d.text for d in final.dropped],
                      "citations": [(c.n, c.title, c.url) for c in final.citations]})
     lines = [
-        "# Ten answers from the packaged 1.5B model",
+        SHOWCASE_HEADING + f" ({time.strftime('%Y-%m-%d')})",
         "",
         "Questions written for this page (none from the dev set), asked with the default settings "
         "(`gpuguide ask`, embedded backend, 2 CPU cores) over the ingested shared archive. *Shown* says whether "
@@ -206,8 +206,15 @@ def showcase(assistant: Any, path: Path, out: Path) -> list[dict[str, Any]]:
             shown += "; weak match"
         cites = "<br>".join(f"[{n}] [{title}]({url})" for n, title, url in r["citations"]).replace("|", "\\|")
         lines.append(f"| {i} | {r['question']} | {answer} | {shown} | {cites} |")
-    atomic_write_text(out, "\n".join(lines) + "\n")
+    section = "\n".join(lines) + "\n"
+    page = out.read_text(encoding="utf-8") if out.exists() else ""
+    at = page.find(SHOWCASE_HEADING)
+    # the page's design notes stay; only its showcase section (the last one) is replaced
+    atomic_write_text(out, (page[:at] if at >= 0 else page + ("\n" if page else "")) + section)
     return rows
+
+
+SHOWCASE_HEADING = "## Ten answers"
 
 
 def main() -> None:
