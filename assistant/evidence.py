@@ -9,7 +9,7 @@ For the top resources, every sentence of their matched passages (and of the neig
 candidate, scored by
 
     relevance = cosine(question, sentence)           (the packaged embedder, already loaded for search)
-              + lexical_weight × IDF-weighted share of the question's terms it contains (BM25-style overlap)
+              + lexical_weight × IDF-weighted share of the question's terms it contains (fitted to 0 by default)
               + rank_weight / (1 + resource rank)     (retrieval's own order, a small prior)
 
 Sentences are picked greedily by maximal marginal relevance (relevance − redundancy with the picks), and each
@@ -217,10 +217,11 @@ class EvidenceSelector:
         q_vec = embedder.embed_query(question)
         vecs = embedder.embed_documents([c.text for c in pool])
         cos = vecs @ q_vec
-        lex = lexical_overlap(question, [c.text for c in pool])
-        relevance = cos + cfg.evidence_lexical_weight * lex + np.array(
+        relevance = cos + np.array(
             [cfg.evidence_rank_weight / (1 + c.resource_rank) for c in pool]
         )
+        if cfg.evidence_lexical_weight:  # the fitted default is 0: no overlap to compute
+            relevance = relevance + cfg.evidence_lexical_weight * lexical_overlap(question, [c.text for c in pool])
         title_cost = [estimate_tokens(h.resource.title) + 2 for h in hits]  # "[n] Title" line
         costs = [estimate_tokens(c.text) for c in pool]
         picked = passages_by_mmr(pool, relevance, vecs, costs, title_cost, cfg, budget or cfg.evidence_tokens)
