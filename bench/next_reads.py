@@ -16,8 +16,8 @@ Gold for a `next` question is what the planner's rules give for its true read li
     python bench/next_reads.py --learners      # the generated learner messages (tools/synth_learners.py)
 
 `--learners` runs bench/data/learner-messages.jsonl through the planner front the app uses (NextReads with the
-packaged embedder: routing, understanding, plan), empty profile, and reports seeds 0-2 (tuned on) apart from
-seeds 3-4 (unseen): routed, precision of the first 3 picks (a pick is good when it is in the expected picks or
+packaged embedder: routing, understanding, plan), empty profile, and reports the tune seeds (`--tune-seeds`,
+default 0-2) apart from the others (unseen): routed, precision of the first 3 picks (a pick is good when it is in the expected picks or
 an unread item of a gold pick's topic and tier; "anything else about X" counts against min(3, items about X)),
 picks the learner said they read, and the time of one "what next" answer (route + plan).
 """
@@ -241,11 +241,12 @@ def learners_report(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {}
     if args.ablate:
         report["ablated"] = args.ablate
+    tune = set(args.tune_seeds)
     if not args.unseen_only:
-        report["tuned on: seeds " + ", ".join(map(str, TUNE_SEEDS))] = run_learners(
-            front, [r for r in rows if r["seed"] in TUNE_SEEDS])
+        report["tuned on: seeds " + ", ".join(map(str, sorted(tune)))] = run_learners(
+            front, [r for r in rows if r["seed"] in tune])
     if not args.tuned_only:
-        report["unseen: other seeds"] = run_learners(front, [r for r in rows if r["seed"] not in TUNE_SEEDS])
+        report["unseen: other seeds"] = run_learners(front, [r for r in rows if r["seed"] not in tune])
     return report
 
 
@@ -263,8 +264,10 @@ def main() -> int:
                         help="keep query vectors in this file across runs (ablations; not for latency)")
     parser.add_argument("--ablate", action="append", default=[], choices=sorted(ABLATABLE),
                         help="empty this word list for the run (repeatable)")
-    parser.add_argument("--tuned-only", action="store_true", help="--learners: seeds 0-2 only")
-    parser.add_argument("--unseen-only", action="store_true", help="--learners: seeds 3-4 only")
+    parser.add_argument("--tune-seeds", type=int, nargs="+", default=list(TUNE_SEEDS),
+                        help="--learners: the generator seeds tuned on (the others are reported as unseen)")
+    parser.add_argument("--tuned-only", action="store_true", help="--learners: the tune seeds only")
+    parser.add_argument("--unseen-only", action="store_true", help="--learners: the other seeds only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.home:

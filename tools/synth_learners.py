@@ -41,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.records import Resource  # noqa: E402
+from tools import learner_rewrites as rewrites  # noqa: E402
 from tools.generate import Sampling, add_generate_arguments, generate, read_jsonl, write_jsonl  # noqa: E402
 
 log = logging.getLogger("synth_learners")
@@ -256,10 +257,15 @@ def sample_units(rng: random.Random, resources: list[Resource], n: int, read: se
 
 
 def topic_goal(resources: list[Resource], topic: str) -> str:
+    return f'the "{topic}" topic ({topic_gist(resources, topic)})'
+
+
+def topic_gist(resources: list[Resource], topic: str) -> str:
+    """A topic told by its sections and first notes, without its name."""
     items = [r for r in resources if r.topic == topic]
     sections = list(dict.fromkeys(r.section for r in items))
     notes = "; ".join(r.note for r in items[:3] if r.note)
-    return f'the "{topic}" topic (its sections: {", ".join(sections)}; for example: {notes})'
+    return f"its sections: {', '.join(sections)}; for example: {notes}"
 
 
 def sample_state(rng: random.Random, resources: list[Resource], seed: int, index: int) -> LearnerState:
@@ -307,6 +313,13 @@ def prompt_for(rng: random.Random, resources: list[Resource], state: LearnerStat
         read = f"What you have read so far (mention every one of these, in your own words):\n{lines}\n"
     else:
         read = "You have not read anything in the list yet (say so).\n"
+    want, cues = want_for(rng, resources, state)
+    state.style = cues
+    return PROMPT.format(read=read, want=want, style=" ".join(cues))
+
+
+def want_for(rng: random.Random, resources: list[Resource], state: LearnerState) -> tuple[str, list[str]]:
+    """What the learner asks for, and the two style cues (a goal in plain words half the time with a focus)."""
     cues = rng.sample(STYLE_CUES, 2)
     if state.scenario == "focus":
         want = f"What you want next: to go deeper into {topic_goal(resources, state.focus)}."
@@ -325,24 +338,140 @@ def prompt_for(rng: random.Random, resources: list[Resource], state: LearnerStat
             "What you want: ask what to read next; do not name any topic you want.",
             "What you want: ask for the next few things to read, in the guide's recommended order.",
         ])
+    return want, cues
+
+
+def want_sentence(rng: random.Random, resources: list[Resource], state: LearnerState) -> tuple[str, list[str], str]:
+    """The seed's want in the learner's voice, the two style cues, and for a goal the topic's gist."""
+    cues = rng.sample(STYLE_CUES, 2)
+    goal = ""
+    if state.scenario == "focus":
+        want = f'I want to go deeper into the "{state.focus}" topic. What should I read next?'
+        if rng.random() < 0.5:
+            goal = topic_gist(resources, state.focus)
+            cues = [GOAL_CUE, cues[0]]
+    elif state.scenario == "skipped-ahead":
+        want = (f'I jumped straight into the advanced material of "{state.skipped_topic}" and got lost. Did I skip '
+                "something, or am I missing a prerequisite? What should I read?")
+    elif state.scenario == "anything-else":
+        want = f"Is anything else in the guide, outside what I read, about {state.subject}?"
+    else:
+        want = rng.choice(["I have no particular focus yet. What does the guide want me to read next?",
+                           "What should I read next?",
+                           "What are the next few things to read, in the guide's recommended order?"])
+    return want, cues, goal
+
+
+def rewrite_row(rng: random.Random, resources: list[Resource], state: LearnerState,
+                names: dict[str, list[str]]) -> dict:
+    """The seed message of a state and its rewrite prompt (tools/learner_rewrites.py)."""
+    want, cues, goal = want_sentence(rng, resources, state)
     state.style = cues
-    return PROMPT.format(read=read, want=want, style=" ".join(cues))
+    render = random.Random(f"{state.seed}-{state.index}-render")
+    units = [{"kind": u.kind, "ids": u.ids} for u in state.units]
+    seed, mentions = rewrites.seed_message(render, {r.id: r for r in resources}, units, names, cues, want)
+    # The cues about how names are written or listed were applied to the seed; the rewrite gets the others.
+    writing = [c for c in cues if c not in rewrites.RENDER_CUES and c != GOAL_CUE]
+    prompt = rewrites.rewrite_prompt(seed, mentions, writing or ["Write it like a quick chat message."], goal)
+    return {"id": f"L{state.seed}-{state.index:03d}", "state": asdict(state), "seed_message": seed,
+            "mentions": mentions, "prompt": prompt}
+
+
+def group_units(resources: list[Resource]) -> dict[str, tuple[str, list[str]]]:
+    """Every group a sampled state can hold (a tier, a kind, a topic), by its key."""
+    out = {}
+    for kind in ("tier", "kind", "topic"):
+        for unit in candidate_units(resources, set(), kind):
+            out[rewrites.group_key(kind, unit.ids)] = (kind, unit.ids)
+    return out
+
+
+def name_prompts(resources: list[Resource]) -> list[dict]:
+    """One prompt per catalog item and per group: the ways a learner would refer to it."""
+    by_id = {r.id: r for r in resources}
+    rows = [{"id": f"name:{r.id}", "prompt": rewrites.item_name_prompt(r)} for r in resources]
+    for key, (kind, ids) in group_units(resources).items():
+        what = rewrites.group_description(by_id, kind, ids)
+        rows.append({"id": f"name:{key}", "prompt": rewrites.GROUP_NAME_PROMPT.format(what=what)})
+    return rows
+
+
+def must_say(resources: list[Resource], state: dict) -> tuple[str, ...]:
+    """Words the frame has to hold for its want to be the label's: the subject of "anything else about X";
+    a focus topic's or its sections' words unless the focus was asked as a goal in plain words."""
+    if state["subject"]:
+        return (state["subject"],)
+    if state["scenario"] == "focus" and GOAL_CUE not in state["style"]:
+        places = " ".join({f"{r.topic} {r.section}" for r in resources if r.topic == state["focus"]})
+        return tuple(w[:5] for w in re.findall(r"[A-Za-z0-9]+", places)
+                     if len(w) >= 3 and w.lower() not in stop_words())
+    return ()
+
+
+def kept_names(resources: list[Resource], replies_file: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The names the model wrote for items and groups (`prompts --names`) that pass their checks."""
+    by_id = {r.id: r for r in resources}
+    groups = group_units(resources)
+    item_handles = {rid: _distinct_handles(by_id, {"kind": "item", "ids": [rid]}) for rid in by_id}
+    place_handles = {key: _distinct_handles(by_id, {"kind": kind, "ids": ids}) for key, (kind, ids) in groups.items()}
+    common, places = _field_words(by_id)
+    general = common | places | {w[:5] for forms in rewrites.KIND_WORDS.values() for w in forms}
+    replies = {r["id"].removeprefix("name:"): r["reply"] for r in read_jsonl(replies_file)}
+    return rewrites.kept_names(by_id, replies, item_handles, groups, place_handles, general)
+
+
+def collect_rewrites(args: argparse.Namespace) -> tuple[list[dict], dict[str, int]]:
+    """The rewrites that still carry their label (tools/learner_rewrites.py); the counts of what was dropped."""
+    ordered = catalog()
+    replies = {r["id"]: r["reply"] for r in read_jsonl(args.replies)}
+    dropped: dict[str, int] = defaultdict(int)
+    kept = []
+    for row in read_jsonl(args.prompts):
+        if row["id"] not in replies:
+            continue
+        state = row["state"]
+        message = clean_reply(replies[row["id"]])
+        problem = rewrites.rewrite_problem(message, row["mentions"], must_say(ordered, state))
+        if not problem and not 3 <= len(message.split()) <= 220:
+            problem = "length"
+        if problem:
+            dropped[problem] += 1
+            continue
+        dropped["kept the seed's opening 'I have read'"] += message.lower().startswith("i have read")
+        kept.append(labelled(row["id"], state, message))
+    return kept, dropped
+
+
+def labelled(row_id: str, state: dict, message: str) -> dict:
+    return {"id": row_id, "seed": state["seed"], "scenario": state["scenario"], "question": message,
+            "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
+            "skipped_topic": state["skipped_topic"], "gold": state["gold"], "accept": state["accept"],
+            "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]], "style": state["style"]}
 
 
 def cmd_prompts(args: argparse.Namespace) -> None:
     resources = catalog()
+    if args.names:
+        rows = name_prompts(resources)
+        write_jsonl(args.out, rows)
+        print(json.dumps({"prompts": len(rows), "out": str(args.out)}))
+        return
+    names, name_counts = kept_names(resources, args.name_replies) if args.name_replies else ({}, {})
     rows = []
     for seed in args.seeds:
         rng = random.Random(seed)
         for i in range(args.per_seed):
             state = sample_state(rng, resources, seed, i)
-            prompt = prompt_for(rng, resources, state)
-            rows.append({"id": f"L{seed}-{i:03d}", "state": asdict(state), "prompt": prompt})
+            if args.name_replies:
+                rows.append(rewrite_row(rng, resources, state, names))
+            else:
+                rows.append({"id": f"L{seed}-{i:03d}", "state": asdict(state),
+                             "prompt": prompt_for(rng, resources, state)})
     write_jsonl(args.out, rows)
     counts: dict[str, int] = defaultdict(int)
     for row in rows:
         counts[row["state"]["scenario"]] += 1
-    print(json.dumps({"prompts": len(rows), "scenarios": counts, "out": str(args.out)}))
+    print(json.dumps({"prompts": len(rows), "scenarios": counts, "names": name_counts, "out": str(args.out)}))
 
 
 # --- the model -----------------------------------------------------------------------------------------
@@ -399,10 +528,9 @@ _KIND_CUES = {"paper": {"paper", "papers"}, "blog": {"post", "posts", "blog", "b
               "video": {"video", "videos", "talk", "talks"}, "book": {"book", "books"}, "site": {"site", "sites"}}
 
 
-def _distinct_handles(resources: dict[str, Resource], unit: dict) -> set[str]:
-    """The words only this unit's own names use (5-letter prefixes): an item's title, author and host words
-    that are not words of a topic or section name and not the whole field's (in more than an eighth of the
-    titles); a group's topic and section words, likewise."""
+def _field_words(resources: dict[str, Resource]) -> tuple[set[str], set[str]]:
+    """The whole field's words (in more than an eighth of the titles, and stop words) and the words of topic
+    and section names, as 5-letter prefixes."""
     everything = list(resources.values())
     title_df: dict[str, int] = defaultdict(int)
     for r in everything:
@@ -410,6 +538,14 @@ def _distinct_handles(resources: dict[str, Resource], unit: dict) -> set[str]:
             title_df[w] += 1
     common = {w for w, c in title_df.items() if c > len(everything) / 8} | {w[:5] for w in stop_words()}
     places = {w.lower()[:5] for r in everything for w in re.findall(r"[A-Za-z0-9]+", f"{r.topic} {r.section}")}
+    return common, places
+
+
+def _distinct_handles(resources: dict[str, Resource], unit: dict) -> set[str]:
+    """The words only this unit's own names use (5-letter prefixes): an item's title, author and host words
+    that are not words of a topic or section name and not the whole field's (in more than an eighth of the
+    titles); a group's topic and section words, likewise."""
+    common, places = _field_words(resources)
 
     def handles(text: str, drop: set[str]) -> set[str]:
         return {w.lower()[:5] for w in re.findall(r"[A-Za-z0-9]+", text) if len(w) >= 3 or re.search(r"\d", w)} - drop
@@ -441,6 +577,14 @@ def states_its_reads(message: str, resources: dict[str, Resource], unit: dict) -
 
 
 def cmd_collect(args: argparse.Namespace) -> None:
+    if args.rewrites:
+        kept, dropped = collect_rewrites(args)
+        write_jsonl(args.out, kept)
+        by_seed_kept: dict[int, int] = defaultdict(int)
+        for row in kept:
+            by_seed_kept[row["seed"]] += 1
+        print(json.dumps({"kept": len(kept), "dropped": dropped, "by_seed": by_seed_kept, "out": str(args.out)}))
+        return
     resources = {r.id: r for r in catalog()}
     prompts = {r["id"]: r for r in read_jsonl(args.prompts)}
     kept, dropped = [], defaultdict(int)
@@ -457,11 +601,7 @@ def cmd_collect(args: argparse.Namespace) -> None:
         if args.strict and not all(states_its_reads(message, resources, u) for u in state["units"]):
             dropped["strict: a read unit not stated by its own names"] += 1
             continue
-        kept.append({"id": row["id"], "seed": state["seed"], "scenario": state["scenario"], "question": message,
-                     "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
-                     "skipped_topic": state["skipped_topic"], "gold": state["gold"], "accept": state["accept"],
-                     "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]],
-                     "style": state["style"]})
+        kept.append(labelled(row["id"], state, message))
     write_jsonl(args.out, kept)
     by_seed: dict[int, int] = defaultdict(int)
     for row in kept:
@@ -477,6 +617,9 @@ def main() -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     p.add_argument("--per-seed", type=int, default=130)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--names", action="store_true", help="the naming prompts: one per catalog item and group")
+    p.add_argument("--name-replies", type=Path, default=None,
+                   help="the naming replies: write seed messages and their rewrite prompts (tools/learner_rewrites.py)")
     p = add_generate_arguments(sub, backend="transformers", batch=128)
     p.add_argument("--max-tokens", type=int, default=220)
     p = sub.add_parser("collect", help="parse the replies into labelled messages")
@@ -485,6 +628,7 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "bench" / "data" / "learner-messages.jsonl")
     p.add_argument("--strict", action="store_true",
                    help="also drop a message whose read units are not stated by their own names (states_its_reads)")
+    p.add_argument("--rewrites", action="store_true", help="the replies are rewrites (prompts --name-replies)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     {"prompts": cmd_prompts, "generate": cmd_generate, "collect": cmd_collect}[args.step](args)
