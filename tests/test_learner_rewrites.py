@@ -101,3 +101,7 @@ def test_an_item_name_with_a_word_neither_its_own_nor_the_fields_is_dropped() ->
     assert item_name_ok("boehm's gpu post", "mm", HANDLES, general)
     assert not item_name_ok("boehm's gpu insights", "mm", HANDLES, general)
     assert not item_name_ok("X's worklog", "mm", HANDLES, general)
+
+
+def test_a_rewrite_in_the_assistants_voice_is_dropped_wherever_it_says_so() -> None:
+    assert rewrite_problem("I read FA1. I'd be happy to help you with that.", ["FA1"]) == "written as the assistant"

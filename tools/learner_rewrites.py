@@ -64,9 +64,13 @@ WHOLE_WORDS = ("all", "whole", "every", "everything", "entire", "full", "complet
 # Words that make a name's sentence something other than "I have read these" (general English).
 NOT_A_READ = frozenset({"should", "shall", "would", "could", "will", "want", "wanna", "plan", "planning", "going",
                         "recommend", "recommended", "suggest", "not", "never", "haven't", "havent", "didn't",
-                        "didnt", "yet", "if", "whether", "next", "before", "need", "must", "try", "trying"})
+                        "didnt", "yet", "if", "whether", "next", "before", "need", "must", "try", "trying", "ready"})
 ASSISTANT_OPENERS = re.compile(r"^\W*(sure|certainly|of course|here'?s|here is|absolutely|great question)\b",
                                re.IGNORECASE)
+# A lone interjection before the learner's text ("Sure! I've read ..."): cut, the rest is checked as usual.
+INTERJECTION = re.compile(r"^\W*(?:sure(?: thing)?|certainly|of course|absolutely|okay|ok)\s*[!.,]\s+", re.IGNORECASE)
+ASSISTANT_VOICE = re.compile(r"\b(?:happy to help|help you|here'?s the|here is the|rewritten message|as a learner)\b",
+                             re.IGNORECASE)
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|im|ive|me|my|mine)\b", re.IGNORECASE)
 
 
@@ -160,7 +164,7 @@ def _sentences(message: str) -> list[str]:
 
 def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...] = ()) -> str:
     """Why a rewrite cannot carry its label, or "" when it can."""
-    if ASSISTANT_OPENERS.search(message):
+    if ASSISTANT_OPENERS.search(message) or ASSISTANT_VOICE.search(message):
         return "written as the assistant"
     if not FIRST_PERSON.search(message):
         return "not in the first person"

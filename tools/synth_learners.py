@@ -430,14 +430,13 @@ def collect_rewrites(args: argparse.Namespace) -> tuple[list[dict], dict[str, in
         if row["id"] not in replies:
             continue
         state = row["state"]
-        message = clean_reply(replies[row["id"]])
+        message = rewrites.INTERJECTION.sub("", clean_reply(replies[row["id"]]), count=1)
         problem = rewrites.rewrite_problem(message, row["mentions"], must_say(ordered, state))
         if not problem and not 3 <= len(message.split()) <= 220:
             problem = "length"
         if problem:
             dropped[problem] += 1
             continue
-        dropped["kept the seed's opening 'I have read'"] += message.lower().startswith("i have read")
         kept.append(labelled(row["id"], state, message))
     return kept, dropped
 
@@ -490,12 +489,15 @@ def cmd_generate(args: argparse.Namespace) -> None:
 # --- parsing ------------------------------------------------------------------------------------------
 
 _WRAPPER = re.compile(r"^\s*(?:\*\*)?(?:message|learner|me|user)\s*(?:\*\*)?\s*:\s*", re.IGNORECASE)
+# The model's own lead-in line before the message ("Sure, here's the rewritten message:").
+_LEAD_IN = re.compile(r"^[^\n]{0,80}\b(?:rewritten|rewrite|message|version)\b[^\n]{0,20}:\s*\n", re.IGNORECASE)
 
 
 def clean_reply(text: str) -> str:
     """The message alone: no "Message:" label, no wrapping quotes, no trailing note from the model."""
     text = text.strip()
-    text = _WRAPPER.sub("", text)
+    text = _LEAD_IN.sub("", text)
+    text = _WRAPPER.sub("", text.strip())
     text = re.split(r"\n\s*\n(?:note|this message|---|\(note)", text, maxsplit=1, flags=re.IGNORECASE)[0]
     text = text.strip().strip('"“”').strip()
     return text
@@ -583,7 +585,9 @@ def cmd_collect(args: argparse.Namespace) -> None:
         by_seed_kept: dict[int, int] = defaultdict(int)
         for row in kept:
             by_seed_kept[row["seed"]] += 1
-        print(json.dumps({"kept": len(kept), "dropped": dropped, "by_seed": by_seed_kept, "out": str(args.out)}))
+        same_opening = sum(row["question"].lower().startswith("i have read") for row in kept)
+        print(json.dumps({"kept": len(kept), "dropped": dropped, "by_seed": by_seed_kept,
+                          "kept the seed's opening 'I have read'": same_opening, "out": str(args.out)}))
         return
     resources = {r.id: r for r in catalog()}
     prompts = {r["id"]: r for r in read_jsonl(args.prompts)}
