@@ -105,3 +105,7 @@ def test_an_item_name_with_a_word_neither_its_own_nor_the_fields_is_dropped() ->
 
 def test_a_rewrite_in_the_assistants_voice_is_dropped_wherever_it_says_so() -> None:
     assert rewrite_problem("I read FA1. I'd be happy to help you with that.", ["FA1"]) == "written as the assistant"
+
+
+def test_a_rewrite_that_says_a_name_is_still_being_read_is_dropped() -> None:
+    assert rewrite_problem("I'm currently reading FA1.", ["FA1"]) == "a name in a sentence that is not a read"

@@ -71,6 +71,8 @@ ASSISTANT_OPENERS = re.compile(r"^\W*(sure|certainly|of course|here'?s|here is|a
 INTERJECTION = re.compile(r"^\W*(?:sure(?: thing)?|certainly|of course|absolutely|okay|ok)\s*[!.,]\s+", re.IGNORECASE)
 ASSISTANT_VOICE = re.compile(r"\b(?:happy to help|help you|here'?s the|here is the|rewritten message|as a learner)\b",
                              re.IGNORECASE)
+IN_PROGRESS = re.compile(r"\b(?:i'm|i am|im)\s+(?:\w+ly\s+)?(?:reading|going through|working through)\b",
+                         re.IGNORECASE)  # still reading is not read
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|im|ive|me|my|mine)\b", re.IGNORECASE)
 
 
@@ -176,7 +178,7 @@ def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...]
         if said[0].rstrip().endswith("?"):
             return "a name in a question"
         words = {w.lower() for w in re.findall(r"[A-Za-z']+", said[0])}
-        if words & NOT_A_READ or any(w.endswith("n't") for w in words):
+        if words & NOT_A_READ or any(w.endswith("n't") for w in words) or IN_PROGRESS.search(said[0]):
             return "a name in a sentence that is not a read"
     low = message.lower()
     if must_say and not any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}", low) for w in must_say):
