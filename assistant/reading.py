@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from assistant.mentions import Group, Linker, looks_like_a_name, quoted_spans
+from assistant.spelling import Speller, quote_titles
 from core.records import Resource, place_label
 from core.text import STOP_WORDS
 from core.text import stem as stem_word
@@ -509,6 +510,7 @@ class Reader:
         self._item_vectors: np.ndarray | None = None
         self._dense_top = 0.0
         self.linker = Linker(self.index)
+        self.speller = Speller(resources, english)
         self._understood: dict[str, Understanding] = {}  # routing and planning read the same sentence once
 
     @property
@@ -531,7 +533,7 @@ class Reader:
         return hit
 
     def _understand(self, text: str) -> Understanding:
-        clauses = split_clauses(text)
+        clauses = split_clauses(quote_titles(self.speller.mend(text), self.resources))
         asks = any(c.role == "want" for c in clauses)
         mentions: list[Mention] = []
         unplaced: list[str] = []
@@ -719,8 +721,9 @@ class Reader:
         best = scored[0]
         # "the three precision posts (FP8, NVFP4, ...)": a name that fits one just mentioned means that one
         again = [x for x in scored if x[3].id in context and x[0] >= max(self.resource_threshold, best[0] - 0.25)]
-        if again:
-            best = again[0]
+        strong = self.index.strong
+        if again and not (set(terms) <= strong[best[3].id] and not set(terms) <= strong[again[0][3].id]):
+            best = again[0]  # ... unless the words spell the best one's name and not the one just mentioned
         if best[0] < self.resource_threshold or not any(
                 t in self.index.strong[best[3].id] or self.index._abbrev_hit(t, best[3].id) for t in terms):
             return None  # a partial word ("intros") alone names nothing

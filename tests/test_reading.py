@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from assistant.reading import Reader, split_clauses
+from core.records import Resource
 from planner_fixture import reader, resources  # noqa: F401 - fixtures
 
 
@@ -206,3 +207,32 @@ def test_went_alone_is_no_reading_but_went_over_is(reader):
     assert read_titles(reader, "What went wrong with locking before Optimistic Lock Coupling?") == set()
     assert read_titles(reader, "I went over Optimistic Lock Coupling. What next?") == {"Optimistic Lock Coupling"}
     assert read_titles(reader, "I went through Optimistic Lock Coupling, what now?") == {"Optimistic Lock Coupling"}
+
+
+def test_a_typo_in_a_name_still_names_the_item(reader):
+    assert read_titles(reader, "i finished rcokslite, what next?") == {"RocksLite"}
+
+
+def test_a_title_that_reads_like_a_request_is_still_a_read(resources):
+    how_to = Resource(id="howto", title="How to Build a Buffer Manager", url="https://example.org/howto", authors="",
+                      note="", topic="Storage Engines", section=resources[0].section, tier=3, kind="blog",
+                      position=99, list_anchor="")
+    text = "I've explored RocksLite, How to Build a Buffer Manager, and LSM Trees Explained."
+    assert read_titles(Reader([*resources, how_to]), text) == {"RocksLite", "How to Build a Buffer Manager",
+                                                               "LSM Trees Explained"}
+
+
+def test_a_full_title_with_a_part_number_names_that_part_alone(reader):
+    assert read_titles(reader, "I read Compiling Queries with LLVM, Part 1 and LSM Trees Explained") == {
+        "Compiling Queries with LLVM, Part 1", "LSM Trees Explained"}
+
+
+def test_a_name_spelled_out_is_not_taken_for_the_item_mentioned_just_before(resources):
+    def paper(rid: str, title: str) -> Resource:
+        return Resource(id=rid, title=title, url=f"https://example.org/{rid}", authors="", note="",
+                        topic="Query Execution", section=resources[8].section, tier=3, kind="paper", position=90,
+                        list_anchor="")
+
+    reader = Reader([*resources, paper("evo", "EvoEngineer: Automated Kernel Evolution"), paper("kllm", "KernelLLM")])
+    assert read_titles(reader, "i read evoengineer and kernelllm.") == {"EvoEngineer: Automated Kernel Evolution",
+                                                                       "KernelLLM"}
