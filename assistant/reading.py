@@ -408,12 +408,16 @@ def _role(text: str) -> str | None:
     return None
 
 
+# "ROCm fundamentals: Tier 1", "Attention - Tier 2": the tier belongs to the name before it, not a list of its own
+_TIER_AFTER_NAME = re.compile(r"\s*(?::|\s[-–—])\s+(?=tier\s*(?:\d|one|two|three)\b)", re.IGNORECASE)
+
+
 def split_clauses(text: str) -> list[Clause]:
     """Sentences, then comma/dash parts. A part with no verb of its own belongs to the read clause next
     to it (the titles listed after "I've read", or before "... are done"); words after "after" or
     "once" are read; everything else says what the learner wants."""
     clauses: list[Clause] = []
-    for sentence in _SENTENCES.split(_protect_quotes(text)):
+    for sentence in _SENTENCES.split(_TIER_AFTER_NAME.sub(" ", _protect_quotes(text))):
         if not sentence.strip():
             continue
         parts: list[list] = []  # [text, role or None]

@@ -236,3 +236,9 @@ def test_a_name_spelled_out_is_not_taken_for_the_item_mentioned_just_before(reso
     reader = Reader([*resources, paper("evo", "EvoEngineer: Automated Kernel Evolution"), paper("kllm", "KernelLLM")])
     assert read_titles(reader, "i read evoengineer and kernelllm.") == {"EvoEngineer: Automated Kernel Evolution",
                                                                        "KernelLLM"}
+
+
+def test_a_tier_after_a_colon_belongs_to_the_name_before_it(reader):
+    assert read_titles(reader, "I have read storage engines: tier 1, and Raft. What next?") == {
+        "Database Internals Handbook (DIH)", "LSM Trees Explained", "Buffer Pool Internals",
+        "Raft: Understandable Consensus"}
