@@ -81,6 +81,7 @@ _HOST_NOISE = frozenset({"www", "com", "org", "net", "io", "ai", "dev", "co", "h
                          "readme", "md", "p", "posts", "post", "article", "articles", "abs", "pdf", "index"})
 
 # the interest clause embedded: its first words (a long message costs the model time, not meaning)
+FOCUS_SCORE = 0.5  # an interest score from which a topic is a focus (the planner's default focus threshold)
 DENSE_WORDS = 48
 ITEM_VECTORS = True  # topics are also matched through their items' title + note
 NAMED_TOPIC_FIRST = False  # a topic said by its whole name outranks the others: off, it lost on unseen seeds
@@ -297,6 +298,17 @@ class CatalogIndex:
         return self._group_score(terms, self.section_terms[key] | self.topic_terms[key[0]],
                                  self.section_alias[key], [key[1], key[0]])
 
+    def places_named(self, text: str) -> list[str]:
+        """The topics whose whole name, or one of whose sections' whole name, the text says word for word
+        ("Advanced topics" is not "advanced concepts")."""
+        def seq(s: str) -> str:
+            return " " + " ".join(stem(w) for w in words(s) if w not in {"and", "&"}) + " "
+
+        said = seq(text)
+        named = [t for t in self.topics if seq(t).strip() and seq(t) in said]
+        named += [key[0] for key in self.sections if seq(key[1]).strip() and seq(key[1]) in said]
+        return list(dict.fromkeys(named))
+
     def topic_score(self, terms: Sequence[str], topic: str) -> float:
         return self._group_score(terms, self.topic_terms[topic], self.topic_alias[topic], [topic])
 
@@ -490,7 +502,7 @@ class Understanding:
 
     @property
     def focus_topics(self) -> list[str]:
-        return [t for t, s in sorted(self.interest.items(), key=lambda kv: -kv[1]) if s >= 0.5]
+        return [t for t, s in sorted(self.interest.items(), key=lambda kv: -kv[1]) if s >= FOCUS_SCORE]
 
 
 _LIST_SPLIT = re.compile(r",|&|\band\b|\bplus\b|\bas well as\b|\balong with\b|\bwith\b|/|\bthen\b", re.IGNORECASE)
@@ -561,6 +573,10 @@ class Reader:
         want = " ".join(c.text for c in clauses if c.role == "want")
         subject, ranking = self.subject(want, set(read))
         interest = {} if subject else self.interest(want)
+        not_read = " ".join(c.text for c in clauses if c.role == "not-read")
+        if not subject and not_read and not any(s >= FOCUS_SCORE for s in interest.values()):
+            # "I haven't started the X section yet, what next?": where they have not been is where they go
+            interest.update({topic: 1.0 for topic in self.index.places_named(not_read)})
         if read and not subject and _ANAPHOR.search(want):  # "systems around this": the topic just read
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}

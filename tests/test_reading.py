@@ -242,3 +242,13 @@ def test_a_tier_after_a_colon_belongs_to_the_name_before_it(reader):
     assert read_titles(reader, "I have read storage engines: tier 1, and Raft. What next?") == {
         "Database Internals Handbook (DIH)", "LSM Trees Explained", "Buffer Pool Internals",
         "Raft: Understandable Consensus"}
+
+
+def test_a_place_not_yet_started_is_the_focus_when_nothing_else_is_asked(reader):
+    understanding = reader.understand("I haven't started the Query Execution topic yet. Where do I go from here?")
+    assert understanding.focus_topics == ["Query Execution"] and not understanding.read
+
+
+def test_a_place_not_yet_started_must_be_named_word_for_word(reader):
+    understanding = reader.understand("I haven't got the execution of queries yet. Where do I go from here?")
+    assert understanding.interest.get("Query Execution", 0.0) < 1.0
