@@ -45,6 +45,10 @@ DONE_WORDS = frozenset({
 # not having read it
 NEGATION_WORDS = frozenset({"not", "never", "haven't", "hasn't", "didn't", "don't", "without", "yet", "nothing",
                             "haven", "didn", "havent", "didnt", "skipped", "none", "neither", "nor", "no"})
+# having begun, not finished ("I jumped into the advanced material of X and got lost"): past forms only, so
+# "where should I start?" still asks
+BEGUN_WORDS = frozenset({"started", "began", "begun", "commenced", "jumped", "dove", "dived", "plunged"})
+FINISHED_WORDS = frozenset({"read", "finished", "completed", "done", "covered"})
 # wanting something next, or asking
 WANT_WORDS = frozenset({
     "want", "wanna", "would", "love", "interested", "interest", "focus", "focused", "focusing", "next", "now",
@@ -411,7 +415,8 @@ def _role(text: str) -> str | None:
             done = True  # "I've gone through", "I'm through"
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
-    if negated:
+    begun = any(w in BEGUN_WORDS for w in bare) and not any(w in FINISHED_WORDS for w in bare)
+    if negated or begun:
         return "not-read"
     if done:
         return "read"
@@ -424,12 +429,39 @@ def _role(text: str) -> str | None:
 _TIER_AFTER_NAME = re.compile(r"\s*(?::|\s[-–—])\s+(?=tier\s*(?:\d|one|two|three)\b)", re.IGNORECASE)
 
 
+_BULLET = re.compile(r"^(\s*)(?:[-*•]|\d+[.)])\s+")
+
+
+def _join_bullets(text: str) -> str:
+    """"I've read:" over a bullet list is one sentence listing the bullets ("I've read: A, B, C.").
+    Bullets count when indented under a bulleted header, or any bullets under a plain one."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        head = _BULLET.match(line)
+        if line.rstrip().endswith(":") and _role(line) == "read":
+            depth = len(head.group(1)) if head else -1
+            items, j = [], i + 1
+            while j < len(lines) and (m := _BULLET.match(lines[j])) and len(m.group(1)) > depth:
+                items.append(_BULLET.sub("", lines[j]).strip().rstrip(".,;"))
+                j += 1
+            if items:
+                out.append(f"{line.rstrip()} {', '.join(items)}.")
+                i = j
+                continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
 def split_clauses(text: str) -> list[Clause]:
     """Sentences, then comma/dash parts. A part with no verb of its own belongs to the read clause next
     to it (the titles listed after "I've read", or before "... are done"); words after "after" or
     "once" are read; everything else says what the learner wants."""
     clauses: list[Clause] = []
-    for sentence in _SENTENCES.split(_TIER_AFTER_NAME.sub(" ", _protect_quotes(text))):
+    for sentence in _SENTENCES.split(_TIER_AFTER_NAME.sub(" ", _protect_quotes(_join_bullets(text)))):
         if not sentence.strip():
             continue
         parts: list[list] = []  # [text, role or None]

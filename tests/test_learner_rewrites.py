@@ -109,3 +109,4 @@ def test_a_rewrite_in_the_assistants_voice_is_dropped_wherever_it_says_so() -> N
 
 def test_a_rewrite_that_says_a_name_is_still_being_read_is_dropped() -> None:
     assert rewrite_problem("I'm currently reading FA1.", ["FA1"]) == "a name in a sentence that is not a read"
+    assert rewrite_problem("I have just started reading FA1.", ["FA1"]) == "a name in a sentence that is not a read"

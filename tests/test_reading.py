@@ -252,3 +252,14 @@ def test_a_place_not_yet_started_is_the_focus_when_nothing_else_is_asked(reader)
 def test_a_place_not_yet_started_must_be_named_word_for_word(reader):
     understanding = reader.understand("I haven't got the execution of queries yet. Where do I go from here?")
     assert understanding.interest.get("Query Execution", 0.0) < 1.0
+
+
+def test_a_place_the_learner_jumped_into_is_not_read(reader):
+    understanding = reader.understand("I read Raft. I've jumped into the Storage Engines tier 2 and got lost. Did I "
+                                      "skip something?")
+    assert {r.title for r in understanding.read} == {"Raft: Understandable Consensus"}
+
+
+def test_a_bullet_list_under_i_have_read_lists_what_was_read(reader):
+    text = "- I've read:\n  - Mira Chen's LSM post\n  - rockslite\n- Did I miss something?"
+    assert read_titles(reader, text) == {"RocksLite", "LSM Trees Explained"}

@@ -71,8 +71,8 @@ ASSISTANT_OPENERS = re.compile(r"^\W*(sure|certainly|of course|here'?s|here is|a
 INTERJECTION = re.compile(r"^\W*(?:sure(?: thing)?|certainly|of course|absolutely|okay|ok)\s*[!.,]\s+", re.IGNORECASE)
 ASSISTANT_VOICE = re.compile(r"\b(?:happy to help|help you|here'?s the|here is the|rewritten message|as a learner)\b",
                              re.IGNORECASE)
-IN_PROGRESS = re.compile(r"\b(?:i'm|i am|im)\s+(?:\w+ly\s+)?(?:reading|going through|working through)\b",
-                         re.IGNORECASE)  # still reading is not read
+IN_PROGRESS = re.compile(r"\b(?:(?:i'm|i am|im)\s+(?:\w+ly\s+)?(?:reading|going through|working through)|"
+                         r"(?:started|begun|began)\s+(?:reading|on)\b)", re.IGNORECASE)  # still reading is not read
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|im|ive|me|my|mine)\b", re.IGNORECASE)
 
 
