@@ -388,7 +388,11 @@ def _role(text: str) -> str | None:
     bare = [w.removesuffix("'s") for w in ws]
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
     done = False
-    for i, w in enumerate(bare):
+    # "anything else about X besides what I've read?": what follows "else" refers back to the reads
+    past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
+    for i, w in enumerate(bare[:past]):
+        if w == "know" and i > 0 and bare[i - 1] in {"to", "me", "you", "us"}:
+            continue  # "I'd like to know", "let me know": asking, not knowing
         if w == "did":
             done = done or (i > 0 and bare[i - 1] in {"i", "we"})  # "I did the GQA paper", not "did it report"
         elif w != "read" and w in DONE_WORDS - {"after", "through", "having"}:

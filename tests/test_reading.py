@@ -263,3 +263,13 @@ def test_a_place_the_learner_jumped_into_is_not_read(reader):
 def test_a_bullet_list_under_i_have_read_lists_what_was_read(reader):
     text = "- I've read:\n  - Mira Chen's LSM post\n  - rockslite\n- Did I miss something?"
     assert read_titles(reader, text) == {"RocksLite", "LSM Trees Explained"}
+
+
+def test_what_follows_else_refers_back_to_the_reads_and_names_none(reader):
+    understanding = reader.understand("I've read the whole Replication & Consensus topic. Is there anything else "
+                                      "about Compaction besides what I've already read?")
+    assert {r.topic for r in understanding.read} == {"Replication & Consensus"} and understanding.subject
+
+
+def test_i_would_like_to_know_asks_and_reads_nothing(reader):
+    assert read_titles(reader, "I'd like to know if there's anything else in the guide about Jepsen.") == set()
