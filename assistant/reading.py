@@ -647,6 +647,13 @@ class Reader:
         quoted: list[Mention] = []
         unplaced: list[str] = []
         for start, end, inner in reversed(quoted_spans(text)):
+            pieces = [p.strip() for p in re.split(r"/|;", inner) if p.strip()]
+            links = [self.linker.link_title(p) for p in pieces] if len(pieces) > 1 else []
+            if links and all(lk is not None and lk.group is None for lk in links):
+                # "A/B/C" in one pair of quotes: a list, when every piece is a title of its own
+                quoted[:0] = [Mention(p, lk.resources) for p, lk in zip(pieces, links) if lk is not None]
+                text = text[:start] + " , " + text[end:]
+                continue
             link = self.linker.link_title(inner)
             if link is not None and link.group is not None:
                 continue  # a quoted topic or section name: whether all of it was read is the phrase rules' call

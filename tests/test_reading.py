@@ -273,3 +273,8 @@ def test_what_follows_else_refers_back_to_the_reads_and_names_none(reader):
 
 def test_i_would_like_to_know_asks_and_reads_nothing(reader):
     assert read_titles(reader, "I'd like to know if there's anything else in the guide about Jepsen.") == set()
+
+
+def test_titles_joined_by_slashes_inside_one_pair_of_quotes_are_each_read(reader):
+    assert read_titles(reader, 'I finished "RocksLite/LSM Trees Explained/Raft: Understandable Consensus". Next?') == {
+        "RocksLite", "LSM Trees Explained", "Raft: Understandable Consensus"}
