@@ -69,6 +69,7 @@ GROUP_WORDS = frozenset({
     "stuff", "part", "parts", "track", "chapter", "chapters", "everything", "all", "whole", "entire", "every",
     "rest", "set", "list", "items", "entries", "resources", "things", "category",
 })
+_GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # nouns that stand for "a resource" and name nothing
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
@@ -215,6 +216,7 @@ class CatalogIndex:
             if len(head.split()) == 1:
                 self.name_like |= set(content_terms(head))
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
+        self.place_terms = {t for r in self.resources for t in content_terms(f"{r.topic} {r.section}")}
         self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
             t for terms in self.section_terms.values() for t in terms}
 
@@ -302,15 +304,16 @@ class CatalogIndex:
         return self._group_score(terms, self.section_terms[key] | self.topic_terms[key[0]],
                                  self.section_alias[key], [key[1], key[0]])
 
+    def topic_named(self, text: str, topic: str) -> bool:
+        """The text says the topic's whole name word for word."""
+        return _word_seq(topic) in _word_seq(text)
+
     def places_named(self, text: str) -> list[str]:
         """The topics whose whole name, or one of whose sections' whole name, the text says word for word
         ("Advanced topics" is not "advanced concepts")."""
-        def seq(s: str) -> str:
-            return " " + " ".join(stem(w) for w in words(s) if w not in {"and", "&"}) + " "
-
-        said = seq(text)
-        named = [t for t in self.topics if seq(t).strip() and seq(t) in said]
-        named += [key[0] for key in self.sections if seq(key[1]).strip() and seq(key[1]) in said]
+        said = _word_seq(text)
+        named = [t for t in self.topics if _word_seq(t).strip() and _word_seq(t) in said]
+        named += [key[0] for key in self.sections if _word_seq(key[1]).strip() and _word_seq(key[1]) in said]
         return list(dict.fromkeys(named))
 
     def topic_score(self, terms: Sequence[str], topic: str) -> float:
@@ -328,6 +331,11 @@ class CatalogIndex:
             elif t in alias:
                 got += 0.8 * alias[t] * weight[t]
         return got / total
+
+
+def _word_seq(text: str) -> str:
+    """The text's stemmed words between spaces, "and" / "&" left out: a name said word for word is a substring."""
+    return " " + " ".join(stem(w) for w in words(text) if w not in {"and", "&"}) + " "
 
 
 def _url_parts(url: str) -> tuple[str, str]:
@@ -597,7 +605,12 @@ class Reader:
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
-                named = [m for m in self.mentions(clause.text) if m.group is not None or all(
+                found = self.mentions(clause.text)
+                # a group only in a list of names alone: "My curiosity is piqued by the X section" reads nothing
+                covered = set(_GROUP_STEMS) | set(TIER_NUMBERS) | self.index.place_terms
+                covered |= {t for m in found if m.group is None for r in m.resources for t in self.index.strong[r.id]}
+                bare = all(t in covered or kind_of(t) for t in content_terms(clause.text))
+                named = [m for m in found if m.group is not None and bare or m.group is None and all(
                     self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources)]
                 mentions += named
                 if not named:
@@ -914,8 +927,9 @@ class Reader:
         text = _THE_LIST.sub(" ", want)
         said = [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
         terms = [t for t in said if not self.index.generic(t)]
-        if not terms:
-            return "", []
+        named = set().union(*(self.index.topic_terms[t] for t in self.index.topics if self.index.topic_named(want, t)))
+        if not terms or named and not any(self._name_like(t) for t in terms if t not in named):
+            return "", []  # "other resources on <a whole topic>": that topic is the focus, not a subject
         idx = self.index
         total = sum(idx.weight(t) for t in terms)
         scored = []

@@ -278,3 +278,9 @@ def test_i_would_like_to_know_asks_and_reads_nothing(reader):
 def test_titles_joined_by_slashes_inside_one_pair_of_quotes_are_each_read(reader):
     assert read_titles(reader, 'I finished "RocksLite/LSM Trees Explained/Raft: Understandable Consensus". Next?') == {
         "RocksLite", "LSM Trees Explained", "Raft: Understandable Consensus"}
+
+
+def test_a_group_named_in_a_sentence_that_says_more_than_names_is_not_read(reader):
+    text = "I read RocksLite. My curiosity is piqued by the Query Execution topic. What other topics would you suggest?"
+    assert read_titles(reader, text) == {"RocksLite"}
+
