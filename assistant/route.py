@@ -95,6 +95,15 @@ def request_feature(question: str) -> float:
     return 0.0
 
 
+_THE_LIST_WORDS = frozenset({"guide", "list", "catalog", "catalogue", "curriculum"})
+
+
+def _asks_the_list(ws: list[str], sentence: list[str]) -> bool:
+    """"what does the guide want me to read next": the reading list is asked for reading, not about a thing
+    of the field ("what does the guide say about TMA?" still asks about TMA)."""
+    return any(w in _THE_LIST_WORDS for w in ws) and any(w in REQUEST_WORDS or w in _ASKING_VERBS for w in sentence)
+
+
 def concept_feature(question: str) -> float:
     """1 when a clause asks how or why something works, or what a thing is."""
     for sentence in re.split(r"[.?!\n]+", question):
@@ -102,7 +111,8 @@ def concept_feature(question: str) -> float:
         # than waiting for Y to finish?", "what is X used for?")
         ws = words(sentence)
         if ws and (ws[0] in _CONCEPT_OPENERS or ws[0] == "how" and ws[1:2] and ws[1] in _AUXILIARIES - {"do"} or (
-                ws[0] == "what" and ws[1:2] and ws[1] in _WHAT_VERBS and not (ws[2:3] and ws[2] in {"next", "i", "we", "you"}))):
+                ws[0] == "what" and ws[1:2] and ws[1] in _WHAT_VERBS and not (ws[2:3] and ws[2] in {"next", "i", "we", "you"})
+                and not _asks_the_list(ws[2:4], ws))):
             return 1.0
     for clause in split_clauses(question):
         ws = [w for w in words(clause.text) if w not in {"exactly", "actually", "really", "even"}]
@@ -114,10 +124,12 @@ def concept_feature(question: str) -> float:
             if w == "how" and ws[i + 1:i + 2] and ws[i + 1] in _AUXILIARIES:
                 return 1.0
             if (w == "what" and i + 1 < len(ws) and ws[i + 1] in _WHAT_VERBS
-                    and not (ws[i + 2:i + 3] and ws[i + 2] in {"next", "i", "we", "you"})):  # not "what do I ..."
+                    and not (ws[i + 2:i + 3] and ws[i + 2] in {"next", "i", "we", "you"})  # not "what do I ..."
+                    and not _asks_the_list(ws[i + 2:i + 4], ws)):  # nor "what does the guide suggest"
                 return 1.0
             if w in {"what", "which", "how"} and any(  # "what gain did it report": a fact about a thing
-                    a in _AUXILIARIES and b in _THING_SUBJECTS for a, b in zip(ws[i + 1:], ws[i + 2:])):
+                    a in _AUXILIARIES and b in _THING_SUBJECTS and not _asks_the_list(ws[j + 1:j + 2], ws)
+                    for j, (a, b) in enumerate(zip(ws[i + 1:], ws[i + 2:]), start=i + 2)):
                 return 1.0
     return 0.0
 

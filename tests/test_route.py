@@ -157,3 +157,11 @@ def test_a_stated_history_leaves_a_vague_wish_to_the_model(next_reads):
 def test_a_sentence_opening_with_why_is_a_concept_question_whatever_verb_follows(next_reads):
     assert next_reads.decide("why do queries stall until the compaction I read about is finished?").features[
         "concept"] == 1.0
+
+
+def test_what_the_guide_suggests_reading_next_is_no_concept_question() -> None:
+    assert concept_feature("I've not read anything; no focus yet. What does the guide suggest next?") == 0.0
+
+
+def test_what_the_guide_says_about_a_thing_is_still_a_concept_question() -> None:
+    assert concept_feature("What does the guide say about TMA?") == 1.0
