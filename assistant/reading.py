@@ -625,12 +625,20 @@ class Reader:
         not_read = " ".join(c.text for c in clauses if c.role == "not-read")
         if not subject and not_read and not any(s >= FOCUS_SCORE for s in interest.values()):
             # "I haven't started the X section yet, what next?": where they have not been is where they go
-            interest.update({topic: 1.0 for topic in self.index.places_named(not_read)})
+            # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it
+            interest.update({topic: 1.0 for topic in self.index.places_named(not_read)
+                             if not self._read_ahead(topic, set(read))})
         if read and not subject and _ANAPHOR.search(want):  # "systems around this": the topic just read
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking)
+
+    def _read_ahead(self, topic: str, read_ids: set[str]) -> bool:
+        """Something read in the topic sits above a tier with unread items."""
+        items = [r for r in self.resources if r.topic == topic and r.tier is not None]
+        top = max((r.tier for r in items if r.id in read_ids), default=0)
+        return any(r.tier < top and r.id not in read_ids for r in items)
 
     def _named_within(self, tail: str, members: list[Resource]) -> set[str]:
         """The ids among `members` an "except ..." names: a tier, a section, or resources."""

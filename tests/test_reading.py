@@ -284,3 +284,10 @@ def test_a_group_named_in_a_sentence_that_says_more_than_names_is_not_read(reade
     text = "I read RocksLite. My curiosity is piqued by the Query Execution topic. What other topics would you suggest?"
     assert read_titles(reader, text) == {"RocksLite"}
 
+
+
+def test_a_topic_read_ahead_in_is_where_they_skipped_not_a_focus(reader):
+    understanding = reader.understand("I read Bw-Tree: A Latch-Free B-Tree. I jumped into the advanced Storage "
+                                      "Engines material and got lost. Did I skip something?")
+    assert understanding.focus_topics == [] and understanding.read_ids == {
+        r.id for r in reader.resources if r.title == "Bw-Tree: A Latch-Free B-Tree"}
