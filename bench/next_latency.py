@@ -1,12 +1,12 @@
 """Latency of one "what should I read next?" answer (route + understand + plan + explain), printed as JSON.
 
 Why: the planner answers in the chat box, and on the 2-core machine it shares the CPU with everything
-else. Each generated learner message (bench/data/learner-messages.jsonl) is answered by the planner front
+else. Each generated learner message (bench/data/learner-messages-rewrites.jsonl) is answered by the planner front
 the app uses (packaged embedder, fresh query cache per message so every message pays its own embeddings),
 and, interleaved in the same run so machine load hits both alike, the baseline: one bare embedding of the
 same message (what any answer, search included, pays first).
 
-    .venv/bin/python bench/next_latency.py [--limit N] [--seeds 3 4] [--out docs/measurements/next_latency.json]
+    .venv/bin/python bench/next_latency.py [--limit N] [--seeds 13 14] [--out docs/measurements/next_latency.json]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 HERE = Path(__file__).resolve().parent
-LEARNERS = HERE / "data" / "learner-messages.jsonl"
+LEARNERS = HERE / "data" / "learner-messages-rewrites.jsonl"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -39,7 +39,7 @@ def summary(seconds: list[float]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners-file", type=Path, default=LEARNERS)
-    parser.add_argument("--seeds", type=int, nargs="*", default=[3, 4])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[13, 14])
     parser.add_argument("--limit", type=int, default=0, help="first N messages only (0: all)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()

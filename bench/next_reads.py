@@ -15,10 +15,11 @@ Gold for a `next` question is what the planner's rules give for its true read li
     python bench/next_reads.py --calibrate     # fit the routing weights on our questions (5-fold check)
     python bench/next_reads.py --learners      # the generated learner messages (tools/synth_learners.py)
 
-`--learners` runs bench/data/learner-messages.jsonl through the planner front the app uses (NextReads with the
-packaged embedder: routing, understanding, plan), empty profile, and reports the tune seeds (`--tune-seeds`,
-default 0-2) apart from the others (unseen): routed, precision of the first 3 picks (a pick is good when it is in the expected picks or
-an unread item of a gold pick's topic and tier; "anything else about X" counts against min(3, items about X)),
+`--learners` runs bench/data/learner-messages-rewrites.jsonl (`--learners-file` for another) through the
+planner front the app uses (NextReads with the packaged embedder: routing, understanding, plan), empty
+profile, and reports the tune seeds (`--tune-seeds`, default 10-12) apart from the others (unseen): routed,
+precision of the first 3 picks (a pick is good when it is in the expected picks or an unread item of a gold
+pick's topic and tier; "anything else about X" counts against min(3, items about X)),
 picks the learner said they read, and the time of one "what next" answer (route + plan).
 """
 
@@ -42,8 +43,8 @@ from core.records import Resource
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "data" / "next-questions.jsonl"
-LEARNERS = HERE / "data" / "learner-messages.jsonl"
-TUNE_SEEDS = (0, 1, 2)
+LEARNERS = HERE / "data" / "learner-messages-rewrites.jsonl"  # tools/learner_rewrites.py (older: learner-messages.jsonl)
+TUNE_SEEDS = (10, 11, 12)
 DEV = HERE.parent.parent / "shared" / "eval" / "dev-questions.jsonl"
 
 
@@ -196,7 +197,7 @@ class DiskQueries:
 ABLATABLE = {
     "DONE_WORDS": "assistant.reading", "NEGATION_WORDS": "assistant.reading", "WANT_WORDS": "assistant.reading",
     "GROUP_WORDS": "assistant.reading",
-    "KIND_NOUNS": "assistant.reading", "SUBJECT_CUES": "assistant.reading",
+    "KIND_NOUNS": "assistant.reading", "SUBJECT_CUES": "assistant.reading", "BEGUN_WORDS": "assistant.reading",
     "REQUEST_WORDS": "assistant.route", "GAP_QUESTION_WORDS": "assistant.route",
     # switches rather than lists: matching topics through their items, a topic said by its whole name first
     "ITEM_VECTORS": "assistant.reading", "NAMED_TOPIC_FIRST": "assistant.reading",

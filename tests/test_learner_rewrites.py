@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from core.records import Resource
-from tools.learner_rewrites import group_key, group_name_ok, item_name_ok, name_lines, rewrite_problem, seed_message
+from tools.learner_rewrites import SEED_OPENER, group_key, group_name_ok, item_name_ok, name_lines, rewrite_problem, seed_message
 
 
 def _r(rid: str, title: str, tier: int = 1, kind: str = "blog", authors: str = "") -> Resource:
@@ -75,7 +75,7 @@ def test_the_seed_names_every_read_unit_and_returns_the_names_to_keep() -> None:
     names = {"fa": ["FA1"], "mm": ["boehm's worklog"]}
     seed, mentions = seed_message(random.Random(0), RESOURCES, units, names, [], "What next?")
     assert len(mentions) == 2 and all(m in seed for m in mentions)
-    assert seed.startswith("I have read ") and seed.endswith("What next?")
+    assert seed.startswith(SEED_OPENER) and seed.endswith("What next?")
 
 
 def test_the_seed_for_the_bullet_style_is_a_bullet_list() -> None:

@@ -9,16 +9,16 @@ it does well. So (issue 24, "truth known by construction"):
    a whole topic) the model writes a few ways a learner would refer to it. A name is kept only if it uses words
    of its own unit's names more than of any other item's (`item_name_ok`), and a group name only if it also says
    which group (`group_name_ok`: the tier's number, the kind, or "all / whole / every").
-2. **Seed.** The sampled state as a plain message ("I have read A, B and C. <the want>"), each read unit rendered
+2. **Seed.** The sampled state as a plain message ("<SEED_OPENER> A, B and C. <the want>"), each read unit rendered
    by one of its kept names or its title (a group sometimes with its items in parentheses; lower case and one
    typo of ours for the lower-case style), joined as the style says (commas and "and", slashes, a bullet list).
 3. **Rewrite.** The model rewrites the seed in the sampled style, free in wording and structure, keeping the names
    as written. A rewrite is kept only if every name is still there, each in a sentence that states reading (not
    a question, a wish or a negation), in the learner's voice, with the want still said (`rewrite_problem`).
 
-The label is the sampled state; what the model changed is everything but the names. The seed's own words ("I have
-read", the want sentences) are the generator's and show in rewrites that keep them: the collect step counts the
-rewrites that kept the opening "I have read".
+The label is the sampled state; what the model changed is everything but the names. The seed's own words (its
+opener, the want sentences) are the generator's and show in rewrites that keep them: the collect step counts the
+rewrites that kept the seed's opening.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ from collections import defaultdict
 
 from core.records import Resource
 
+# How the seed states the reads. The committed rewrites (bench/data/learner-rewrites/, commit dd0acde) were
+# seeded with "I have read"; the opener changed after, so `prompts` no longer regenerates that file byte for byte.
+SEED_OPENER = "So far I've read"
 REWRITE_PROMPT = """Rewrite the message below the way a learner would really type it into the chat box of a GPU reading-list assistant. {style}
 Change the wording and sentence structure freely, but {keep}keep the meaning: what was read stays read, and the question stays the same question.{goal} Write only the rewritten message, in the first person, as the learner.
 
@@ -98,7 +101,7 @@ def group_description(resources: dict[str, Resource], kind: str, ids: list[str])
         sections = {resources[i].section for i in ids}
         where = f"the {first.section} section of {first.topic}" if len(sections) == 1 else first.topic
         return f"all the {first.kind} resources of {where}"
-    return f"everything in the {first.topic} topic"
+    return f"the whole {first.topic} topic"
 
 
 def name_lines(reply: str) -> list[str]:
@@ -241,8 +244,8 @@ def seed_message(rng: random.Random, resources: dict[str, Resource], units: list
     rng.shuffle(mentions)
     listed = join_mentions(rng, mentions, style)
     if listed.startswith(":"):
-        return f"I have read{listed}{want}", mentions
-    return f"I have read {listed}. {want}", mentions
+        return f"{SEED_OPENER}{listed}{want}", mentions
+    return f"{SEED_OPENER} {listed}. {want}", mentions
 
 
 def kept_names(resources: dict[str, Resource], replies: dict[str, str], item_handles: dict[str, set[str]],

@@ -585,9 +585,11 @@ def cmd_collect(args: argparse.Namespace) -> None:
         by_seed_kept: dict[int, int] = defaultdict(int)
         for row in kept:
             by_seed_kept[row["seed"]] += 1
-        same_opening = sum(row["question"].lower().startswith("i have read") for row in kept)
+        seeds = {r["id"]: r["seed_message"] for r in read_jsonl(args.prompts)}
+        same_opening = sum(row["question"].lower().startswith(" ".join(seeds[row["id"]].lower().split()[:3]))
+                           for row in kept)
         print(json.dumps({"kept": len(kept), "dropped": dropped, "by_seed": by_seed_kept,
-                          "kept the seed's opening 'I have read'": same_opening, "out": str(args.out)}))
+                          "kept the seed's opening": same_opening, "out": str(args.out)}))
         return
     resources = {r.id: r for r in catalog()}
     prompts = {r["id"]: r for r in read_jsonl(args.prompts)}
