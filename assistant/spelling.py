@@ -27,6 +27,7 @@ _WORD = re.compile(r"[A-Za-z]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 MIN_MENDED = 5  # shorter words are too often a real word one letter from a name ("tile" / "tiles")
 MIN_TITLE_WORDS = 3  # a one- or two-word title is a name the phrase rules already read
+MENDED_CACHE = 4096  # remembered unknown words; the server reads any text a user types, so it is bounded
 
 
 class Speller:
@@ -52,6 +53,8 @@ class Speller:
         if low in self.known or len(word) < MIN_MENDED or stem(low) in self.known_stems:
             return word
         if word not in self._mended:
+            if len(self._mended) >= MENDED_CACHE:
+                self._mended.clear()
             self._mended[word] = self._split(word) or self._nearest(word) or word
         return self._mended[word]
 

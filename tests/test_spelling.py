@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.spelling import Speller, quote_titles
+from assistant.spelling import MENDED_CACHE, Speller, quote_titles
 from core.records import Resource
 
 
@@ -41,3 +41,13 @@ def test_a_full_title_is_quoted_so_its_words_are_not_the_learners_question() -> 
 def test_a_title_already_in_quotes_is_not_quoted_again() -> None:
     text = 'I read "How to Optimize a Lock Manager".'
     assert quote_titles(text, CATALOG) == text
+
+
+def test_the_memory_of_unknown_words_stays_bounded() -> None:
+    speller = Speller(CATALOG, ENGLISH)
+    def letters(i: int) -> str:  # distinct letter-only words: digits would end the word
+        return "zz" + "".join(chr(97 + (i // 26 ** k) % 26) for k in range(4))
+
+    speller.mend(" ".join(letters(i) for i in range(MENDED_CACHE + 10)))
+    assert len({letters(i) for i in range(MENDED_CACHE + 10)}) == MENDED_CACHE + 10
+    assert len(speller._mended) <= MENDED_CACHE
