@@ -45,8 +45,8 @@ DONE_WORDS = frozenset({
 # not having read it
 NEGATION_WORDS = frozenset({"not", "never", "haven't", "hasn't", "didn't", "don't", "without", "yet", "nothing",
                             "haven", "didn", "havent", "didnt", "skipped", "none", "neither", "nor", "no"})
-# having begun, not finished ("I jumped into the advanced material of X and got lost"): past forms only, so
-# "where should I start?" still asks
+# having begun, not finished: the items started count as read, a whole place started does not ("I jumped
+# into DeepGEMM and the advanced material of X"); past forms only, so "where should I start?" still asks
 BEGUN_WORDS = frozenset({"started", "began", "begun", "commenced", "jumped", "dove", "dived", "plunged"})
 FINISHED_WORDS = frozenset({"read", "finished", "completed", "done", "covered"})
 # wanting something next, or asking
@@ -354,7 +354,9 @@ def _url_parts(url: str) -> tuple[str, str]:
 @dataclass
 class Clause:
     text: str
-    role: str  # "read" (what they have read), "not-read", "maybe" (a bare list, read if it names titles), "want"
+    # "read" (what they have read), "not-read", "begun" (items started count as read, a whole place does not),
+    # "maybe" (a bare list, read if it names titles), "want"
+    role: str
 
 
 _THROUGH_VERBS = frozenset({"gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be",
@@ -428,8 +430,10 @@ def _role(text: str) -> str | None:
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
     begun = any(w in BEGUN_WORDS for w in bare) and not any(w in FINISHED_WORDS for w in bare)
-    if negated or begun:
+    if negated:
         return "not-read"
+    if begun:
+        return "begun"
     if done:
         return "read"
     if any(w in WANT_WORDS for w in bare) or "?" in text:
@@ -505,7 +509,7 @@ def split_clauses(text: str) -> list[Clause]:
         for text_, role in parts:
             if not text_:
                 continue
-            if role in (None, "maybe") and merged and merged[-1].role in ("read", "not-read"):
+            if role in (None, "maybe") and merged and merged[-1].role in ("read", "not-read", "begun"):
                 merged[-1].text += ", " + text_
                 continue
             merged.append(Clause(text_, role or "want"))
@@ -602,6 +606,10 @@ class Reader:
                 found, missed = self.mentions_placed(clause.text)
                 mentions += found
                 unplaced += missed
+            elif clause.role == "begun":  # "I jumped into DeepGEMM and the advanced material": DeepGEMM is read
+                mentions += [m for m in self.mentions(clause.text) if m.group is None and len(m.resources) == 1
+                             and not self.index.places_named(m.phrase)
+                             and self.index.spelled_out(content_terms(m.phrase), m.resources[0].id)]
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
@@ -622,7 +630,7 @@ class Reader:
         want = " ".join(c.text for c in clauses if c.role == "want")
         subject, ranking = self.subject(want, set(read))
         interest = {} if subject else self.interest(want)
-        not_read = " ".join(c.text for c in clauses if c.role == "not-read")
+        not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun"))
         if not subject and not_read and not any(s >= FOCUS_SCORE for s in interest.values()):
             # "I haven't started the X section yet, what next?": where they have not been is where they go
             # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it

@@ -291,3 +291,8 @@ def test_a_topic_read_ahead_in_is_where_they_skipped_not_a_focus(reader):
                                       "Engines material and got lost. Did I skip something?")
     assert understanding.focus_topics == [] and understanding.read_ids == {
         r.id for r in reader.resources if r.title == "Bw-Tree: A Latch-Free B-Tree"}
+
+
+def test_an_item_the_learner_jumped_into_is_read_and_the_place_is_not(reader):
+    text = "I jumped into RocksLite and the advanced Storage Engines material and got lost. Did I skip something?"
+    assert read_titles(reader, text) == {"RocksLite"}
