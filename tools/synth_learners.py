@@ -23,6 +23,11 @@ Three steps, so the model can run where it is fast:
 
 `collect` drops a message that leaves out something the label says it mentions (no word of the unit's titles,
 authors or place), so a label never claims a read the message does not state.
+
+The current set is made the other way round (tools/learner_rewrites.py): `prompts --names` (the model names
+every item and group), then `prompts --name-replies NR.jsonl` writes each state as a plain seed message and
+asks the model to rewrite it, and `collect --rewrites` keeps a rewrite only if every name survived in a
+sentence that states reading (docs/planner.md, "Data").
 """
 
 from __future__ import annotations
