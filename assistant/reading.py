@@ -217,6 +217,9 @@ class CatalogIndex:
                 self.name_like |= set(content_terms(head))
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
         self.place_terms = {t for r in self.resources for t in content_terms(f"{r.topic} {r.section}")}
+        # topic and section names as stemmed word runs, for "said word for word" (places_named)
+        self.topic_seqs = {t: _word_seq(t) for t in self.topics if _word_seq(t).strip()}
+        self.section_seqs = {key: _word_seq(key[1]) for key in self.sections if _word_seq(key[1]).strip()}
         self.vocabulary = set(self.idf) | {t for terms in self.topic_terms.values() for t in terms} | {
             t for terms in self.section_terms.values() for t in terms}
 
@@ -304,16 +307,17 @@ class CatalogIndex:
         return self._group_score(terms, self.section_terms[key] | self.topic_terms[key[0]],
                                  self.section_alias[key], [key[1], key[0]])
 
-    def topic_named(self, text: str, topic: str) -> bool:
-        """The text says the topic's whole name word for word."""
-        return _word_seq(topic) in _word_seq(text)
+    def topics_named(self, text: str) -> list[str]:
+        """The topics whose whole name the text says word for word."""
+        said = _word_seq(text)
+        return [t for t, name in self.topic_seqs.items() if name in said]
 
     def places_named(self, text: str) -> list[str]:
         """The topics whose whole name, or one of whose sections' whole name, the text says word for word
         ("Advanced topics" is not "advanced concepts")."""
         said = _word_seq(text)
-        named = [t for t in self.topics if _word_seq(t).strip() and _word_seq(t) in said]
-        named += [key[0] for key in self.sections if _word_seq(key[1]).strip() and _word_seq(key[1]) in said]
+        named = [t for t, name in self.topic_seqs.items() if name in said]
+        named += [key[0] for key, name in self.section_seqs.items() if name in said]
         return list(dict.fromkeys(named))
 
     def topic_score(self, terms: Sequence[str], topic: str) -> float:
@@ -331,6 +335,13 @@ class CatalogIndex:
             elif t in alias:
                 got += 0.8 * alias[t] * weight[t]
         return got / total
+
+
+def read_ahead(items: Sequence[Resource], read_ids: set[str]) -> bool:
+    """Something read among these items sits above a tier with unread items (the planner back-fills it)."""
+    tiered = [r for r in items if r.tier is not None]
+    top = max((r.tier for r in tiered if r.id in read_ids), default=0)
+    return any(r.tier < top and r.id not in read_ids for r in tiered)
 
 
 def _word_seq(text: str) -> str:
@@ -635,18 +646,12 @@ class Reader:
             # "I haven't started the X section yet, what next?": where they have not been is where they go
             # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it
             interest.update({topic: 1.0 for topic in self.index.places_named(not_read)
-                             if not self._read_ahead(topic, set(read))})
+                             if not read_ahead([r for r in self.resources if r.topic == topic], set(read))})
         if read and not subject and _ANAPHOR.search(want):  # "systems around this": the topic just read
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking)
-
-    def _read_ahead(self, topic: str, read_ids: set[str]) -> bool:
-        """Something read in the topic sits above a tier with unread items."""
-        items = [r for r in self.resources if r.topic == topic and r.tier is not None]
-        top = max((r.tier for r in items if r.id in read_ids), default=0)
-        return any(r.tier < top and r.id not in read_ids for r in items)
 
     def _named_within(self, tail: str, members: list[Resource]) -> set[str]:
         """The ids among `members` an "except ..." names: a tier, a section, or resources."""
@@ -943,7 +948,7 @@ class Reader:
         text = _THE_LIST.sub(" ", want)
         said = [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
         terms = [t for t in said if not self.index.generic(t)]
-        named = set().union(*(self.index.topic_terms[t] for t in self.index.topics if self.index.topic_named(want, t)))
+        named = set().union(*(self.index.topic_terms[t] for t in self.index.topics_named(want)))
         if not terms or named and not any(self._name_like(t) for t in terms if t not in named):
             return "", []  # "other resources on <a whole topic>": that topic is the focus, not a subject
         idx = self.index

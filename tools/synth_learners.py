@@ -402,7 +402,7 @@ def name_prompts(resources: list[Resource]) -> list[dict]:
 
 
 def must_say(resources: list[Resource], state: dict) -> tuple[str, ...]:
-    """Words the frame has to hold for its want to be the label's: the subject of "anything else about X";
+    """Words the rewrite has to hold for its want to be the label's: the subject of "anything else about X";
     a focus topic's or its sections' words unless the focus was asked as a goal in plain words."""
     if state["subject"]:
         return (state["subject"],)
