@@ -35,7 +35,8 @@ from assistant.planner import (
 )
 from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
-from assistant.speed import PromptSpeed, evidence_budget
+from assistant.sentences import is_sentence_start
+from assistant.speed import PromptSpeed, evidence_budget, lead_budget
 from assistant.verify import Verdict, Verifier, strip_control
 from core.records import Resource, place_label
 from core.settings import Settings
@@ -54,6 +55,8 @@ DECLINED_NOTE = "the model found no answer in these passages; the answer points 
 UNSUPPORTED_NOTE = "no generated sentence was supported by the passages; the answer points at the guide's resources"
 PROMPT_OVERHEAD_TOKENS = 16  # "Question:", the turn's end and the assistant's start around the evidence
 POINTER_RESOURCES = 3
+LEAD_HELD_WORDS = 3  # the lead is shown from its fourth word: a shorter one is no sentence to go on from
+LEAD_SHARE = 0.8  # a lead passage this close to the whole evidence saves too little to pay for the second read
 __all__ = ["Answer", "AnswerEvent", "Assistant", "Query", "card_sentence", "is_next_question"]
 
 
@@ -65,6 +68,16 @@ class AnswerEvent:
     kind: str
     answer: Answer | None = None
     token: str = ""
+
+
+@dataclass
+class DraftTiming:
+    """What one draft read before its first piece (`read_tokens` of evidence) and how long it paused to read
+    the rest after a lead sentence (`pause_s`): the speed estimates must time reading and writing apart."""
+
+    lead_budget: int | None
+    read_tokens: int
+    pause_s: float = 0.0
 
 
 @dataclass
@@ -138,6 +151,8 @@ class Assistant:
         budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(
             cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
         evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
+        lead = None if backend != "embedded" else lead_budget(
+            cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
         if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
             note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
             answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=note)
@@ -155,7 +170,7 @@ class Assistant:
         shell = Answer(text="", citations=sources, abstained=False, route="search", question=query.question,
                        standalone_question=standalone, backend=backend, weak=weak)
         yield AnswerEvent("sources", shell)
-        yield from self._generate(query, standalone, evidence, hits, backend, weak)
+        yield from self._generate(query, standalone, evidence, hits, backend, weak, lead)
 
     # --- steps -------------------------------------------------------------------------------
 
@@ -197,7 +212,7 @@ class Assistant:
             return f"ollama:{cfg.ollama_model}@{cfg.ollama_url}"
         return f"{backend}:{cfg.openai_model}@{cfg.openai_base_url}"
 
-    def _model_stream(self, backend: str, evidence: Evidence, question: str) -> Iterator[str]:
+    def _model_stream(self, backend: str, evidence: Evidence, question: str, timing: DraftTiming) -> Iterator[str]:
         """Text pieces from the backend for this evidence, written freely (the embedded model under a light
         prose grammar: one line, no markup); every backend goes through the same attribution."""
         from assistant.llm import chat_model
@@ -207,23 +222,63 @@ class Assistant:
         settings = self.settings.model_copy(update={"llm": cfg.model_copy(update={"backend": backend})})
         model = chat_model(settings)
         if backend == "embedded":
-            yield from model.stream(prompt.per_question_text(evidence_text, question), prompt.prose_grammar(),
-                                    cfg.max_tokens)
+            lead = evidence.lead(timing.lead_budget) if timing.lead_budget is not None else []
+            lead_text = prompt.render_evidence(lead)
+            if lead and estimate_tokens(lead_text) < LEAD_SHARE * evidence.tokens:
+                yield from self._lead_then_rest(model, lead_text, evidence_text, question, timing)
+            else:
+                yield from model.stream(prompt.per_question_text(evidence_text, question), prompt.prose_grammar(),
+                                        cfg.max_tokens)
             return
         for chunk in model.stream(prompt.messages(evidence_text, question)):
             if isinstance(chunk.content, str):
                 yield chunk.content
 
+    def _lead_then_rest(self, model: Any, lead_text: str, evidence_text: str, question: str,
+                        timing: DraftTiming) -> Iterator[str]:
+        """When reading the whole evidence takes the embedded model longer than the first-token target
+        (`timing.lead_budget` tokens, 2 CPU cores), it writes the first sentence from the lead evidence (the
+        start of the whole, `Evidence.lead`) alone, then reads the rest after it and continues that
+        sentence's answer: the first text comes within the target, and the common start of both prompts is
+        read once. The lead is shown from its fourth word, so a page that says "reply only with X" in the
+        lead does not get its word on screen."""
+        cfg = self.settings.llm
+        timing.read_tokens = estimate_tokens(lead_text)
+        log.info("first sentence from the lead evidence: %d of %d evidence tokens", timing.read_tokens,
+                 estimate_tokens(evidence_text))
+        first = ""
+        shown = 0
+        for piece in model.stream(prompt.per_question_text(lead_text, question), prompt.prose_grammar(),
+                                  cfg.max_tokens, one_sentence=True):
+            first += piece
+            if len(first.split()) > LEAD_HELD_WORDS:
+                yield first[shown:]
+                shown = len(first)
+        if not shown and not is_sentence_start(first):
+            first = ""  # a word or two, not shown: no start to build on
+        elif shown < len(first):
+            yield first[shown:]
+        paused = time.perf_counter()
+        rest = model.stream(prompt.per_question_text(evidence_text, question),
+                            prompt.continuation_grammar() if first else prompt.prose_grammar(),
+                            cfg.max_tokens, answer_start=first)
+        for n, piece in enumerate(rest):
+            if n == 0:
+                timing.pause_s = time.perf_counter() - paused
+            yield piece
+
     def _generate(
-        self, query: Query, standalone: str, evidence: Evidence, hits: list[ResourceHit], backend: str, weak: bool
+        self, query: Query, standalone: str, evidence: Evidence, hits: list[ResourceHit], backend: str, weak: bool,
+        lead_budget: int | None = None,
     ) -> Iterator[AnswerEvent]:
         """The model's draft as tokens, then one final answer over the sources already shown: same numbers,
         none removed (uncited ones are marked); the pointer answer when no generated sentence holds."""
         text = ""
         started = time.perf_counter()
         first: float | None = None
+        timing = DraftTiming(lead_budget, evidence.tokens)
         try:
-            for piece in self._model_stream(backend, evidence, standalone):
+            for piece in self._model_stream(backend, evidence, standalone, timing):
                 if first is None:
                     first = time.perf_counter() - started
                 text += piece
@@ -234,8 +289,8 @@ class Assistant:
             yield AnswerEvent("final", _with(shown, fallback=f"{backend} failed: {str(exc).splitlines()[0][:200]}"))
             return
         if first is not None:
-            prompt_tokens = evidence.tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
-            writing = time.perf_counter() - started - first
+            prompt_tokens = timing.read_tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
+            writing = time.perf_counter() - started - first - timing.pause_s
             self.speed.observe(self._speed_key(backend), prompt_tokens, first, estimate_tokens(text), writing)
         verdict: Verdict = self.verifier.attribute(text, evidence, self.settings.llm.answer_sentences)
         dropped = [Dropped(c.render(), c.reason) for c in verdict.dropped]

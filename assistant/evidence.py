@@ -73,13 +73,26 @@ class EvidenceSource:
     @property
     def passages(self) -> list[str]:
         """The picked sentences as runs of neighbouring page sentences, each run one passage."""
+        return [" ".join(x.text for x in run) for run in self._page_runs()]
+
+    def _page_runs(self) -> list[list[EvidenceSentence]]:
         runs: list[list[EvidenceSentence]] = []
         for sent in self.sentences:
             if runs and sent.position == runs[-1][-1].position + 1:
                 runs[-1].append(sent)
             else:
                 runs.append([sent])
-        return [" ".join(x.text for x in run) for run in runs]
+        return runs
+
+    def runs(self) -> list[list[EvidenceSentence]]:
+        """The passages as sentence runs, the run holding the most relevant sentence first, then the others in
+        page order: the model reads the best passage first, and on a slow backend reads it alone before it
+        writes the first sentence (`Evidence.lead`)."""
+        runs = self._page_runs()
+        if not runs:
+            return runs
+        best = max(range(len(runs)), key=lambda i: max(s.relevance for s in runs[i]))
+        return [runs[best], *runs[:best], *runs[best + 1:]]
 
 
 @dataclass
@@ -91,7 +104,30 @@ class Evidence:
     best_cosine: float = 0.0  # the closest picked sentence's cosine to the question: how near the text comes
 
     def blocks(self) -> list[EvidenceBlock]:
-        return [EvidenceBlock(s.n, s.resource.title, tuple(s.passages)) for s in self.sources]
+        """Each source's title and passages as the prompt shows them, its best passage first."""
+        return [EvidenceBlock(s.n, s.resource.title, tuple(" ".join(x.text for x in run) for run in s.runs()))
+                for s in self.sources]
+
+    def lead(self, budget: int) -> list[EvidenceBlock]:
+        """The start of `blocks()` cut after the last whole sentence that fits `budget` tokens (at least one
+        sentence): its rendering is a prefix of the whole evidence's, so a slow backend writes the first
+        sentence from it alone, then reads the rest after it and keeps its state (assistant/chain.py)."""
+        taken: list[tuple[EvidenceSource, list[list[str]]]] = []
+        spent = 0
+        for source in self.sources:
+            spent += estimate_tokens(source.resource.title)
+            for run in source.runs():
+                for i, sent in enumerate(run):
+                    cost = estimate_tokens(sent.text) - (2 if i else 0)  # a passage's "- " and newline once
+                    if taken and spent + cost > budget:
+                        return _blocks_of(taken)
+                    if not taken or taken[-1][0] is not source:
+                        taken.append((source, []))
+                    if i == 0:
+                        taken[-1][1].append([])
+                    taken[-1][1][-1].append(sent.text)
+                    spent += cost
+        return _blocks_of(taken)
 
     def source(self, n: int) -> EvidenceSource | None:
         return next((s for s in self.sources if s.n == n), None)
@@ -100,6 +136,11 @@ class Evidence:
         """Every picked sentence with its source, most relevant first."""
         pairs = [(src, sent) for src in self.sources for sent in src.sentences]
         return sorted(pairs, key=lambda p: -p[1].relevance)
+
+
+def _blocks_of(taken: list[tuple[EvidenceSource, list[list[str]]]]) -> list[EvidenceBlock]:
+    return [EvidenceBlock(source.n, source.resource.title, tuple(" ".join(run) for run in runs))
+            for source, runs in taken]
 
 
 def estimate_tokens(text: str) -> int:

@@ -223,20 +223,32 @@ class EmbeddedLLM:
 
     # --- answering -----------------------------------------------------------------------------
 
-    def stream(self, per_question: str, grammar: str | None, max_tokens: int) -> Iterator[str]:
+    def stream(self, per_question: str, grammar: str | None, max_tokens: int, answer_start: str = "",
+               one_sentence: bool = False) -> Iterator[str]:
         """Text pieces of the answer to the fixed prefix + `per_question` (tokenized as plain text: a page
-        that contains "<|im_end|>" cannot close the turn), constrained by the GBNF `grammar`."""
+        that contains "<|im_end|>" cannot close the turn), constrained by the GBNF `grammar`.
+
+        `answer_start`: answer text already written, which the model continues (it counts against
+        `max_tokens`); `one_sentence`: stop when the first sentence is complete. Together they let a slow
+        backend write its first sentence from a short prompt, then go on with a longer one that starts
+        with it: llama.cpp keeps the state of the common start."""
         import llama_cpp
 
+        from assistant.sentences import starts_new_sentence
+
         body = self.llm.tokenize(per_question.encode(), add_bos=False, special=False)
-        room = self.cfg.context_tokens - len(self.prefix) - len(self.tail) - max_tokens
+        written = self.llm.tokenize(answer_start.encode(), add_bos=False, special=False) if answer_start else []
+        room = self.cfg.context_tokens - len(self.prefix) - len(self.tail) - max(max_tokens, len(written))
         if room <= 0:
             raise ModelError("llm.context_tokens is too small for the prompt; raise it")
-        tokens = self.prefix + body[:room] + self.tail
+        tokens = self.prefix + body[:room] + self.tail + written
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        text = answer_start
         with self.lock, background_priority(self.cfg.generation_nice):
             self._ensure_prefix()
-            produced = 0
+            produced = len(written)
+            if produced >= max_tokens:
+                return
             steps = (greedy_under_grammar(self.llm, tokens, grammar) if grammar
                      else self.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0))
             for token in steps:
@@ -245,6 +257,9 @@ class EmbeddedLLM:
                 # special=False: a control token never becomes text the user could see
                 piece = decoder.decode(self.llm.detokenize([token], special=False))
                 if piece:
+                    if one_sentence and starts_new_sentence(text, piece):
+                        break
+                    text += piece
                     yield piece
                 produced += 1
                 if produced >= max_tokens:

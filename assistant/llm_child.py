@@ -36,7 +36,8 @@ def serve(argv: list[str], protocol_fd: int) -> None:
             if request.get("warm"):
                 model.warm()
             else:
-                for piece in model.stream(request["text"], request.get("grammar"), int(request["max_tokens"])):
+                for piece in model.stream(request["text"], request.get("grammar"), int(request["max_tokens"]),
+                                          str(request.get("answer_start", "")), bool(request.get("one_sentence"))):
                     send(out, {"piece": piece})
             send(out, {"done": True})
         except Exception as exc:  # noqa: BLE001 - the parent raises it; the child keeps serving

@@ -7,7 +7,8 @@ anything else. A crash there ends the child, not the server: the question gets a
 one starts a new child. The child is `python -c "import llama_cpp; ..."` rather than multiprocessing, whose
 spawn would first re-import the parent's main module (and numpy with it).
 
-Protocol, one JSON object per line: the parent sends {"text", "grammar", "max_tokens"} or {"warm": true};
+Protocol, one JSON object per line: the parent sends {"text", "grammar", "max_tokens", "answer_start",
+"one_sentence"} (EmbeddedLLM.stream's arguments) or {"warm": true};
 the child answers {"piece": str} lines then {"done": true}, or {"error": str}. It starts by sending {"ready": true,
 "device": str} once the model is loaded, and ends when its stdin closes.
 """
@@ -69,9 +70,11 @@ class SeparateProcessLLM:
             for _ in self._request({"warm": True}):
                 pass
 
-    def stream(self, per_question: str, grammar: str | None, max_tokens: int) -> Iterator[str]:
+    def stream(self, per_question: str, grammar: str | None, max_tokens: int, answer_start: str = "",
+               one_sentence: bool = False) -> Iterator[str]:
         with self.lock:
-            yield from self._request({"text": per_question, "grammar": grammar, "max_tokens": max_tokens})
+            yield from self._request({"text": per_question, "grammar": grammar, "max_tokens": max_tokens,
+                                      "answer_start": answer_start, "one_sentence": one_sentence})
 
     def close(self) -> None:
         child, self._child = self._child, None

@@ -124,6 +124,12 @@ def prose_grammar() -> str:
     )
 
 
+def continuation_grammar() -> str:
+    """The prose grammar for the rest of an answer whose first sentence is already written (it goes on with
+    a space, or ends)."""
+    return "root ::= [^\\n<$\\\\#*|]*\n"
+
+
 # What a finished answer looks like (the grammar's language, as a regular expression), for checks on
 # backends that cannot be constrained (ollama, openai) and for tests.
 ANSWER_SENTENCE = re.compile(r"[A-Za-z0-9`\"(][^\[\]\n<$\\]+ \[(\d+)\](?:\[(\d+)\])?\.")

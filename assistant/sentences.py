@@ -46,6 +46,27 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_CLOSED = re.compile(r"[.!?][\"')\]]?$")
+_OPENS = re.compile(r"[A-Z0-9`\"'(\[]")
+
+
+def starts_new_sentence(text: str, piece: str) -> bool:
+    """Does `piece`, streamed after `text`, open a new sentence, so that `text` ends one? The same boundary
+    as `sentences` (end mark, space, a capital or digit; no abbreviation), decided as the text streams: a
+    bare space leaves it to the next piece."""
+    if not (piece[:1].isspace() or text[-1:].isspace()) or not piece.strip():
+        return False
+    head = text.rstrip()
+    return (bool(_CLOSED.search(head)) and bool(_OPENS.match(piece.lstrip())) and not _ABBREV.search(head)
+            and len(head.split()) >= 4)
+
+
+def is_sentence_start(text: str) -> bool:
+    """Is `text` a whole first sentence (four words or more, then an end mark), one an answer can go on from?"""
+    head = text.rstrip()
+    return len(head.split()) >= 4 and bool(_CLOSED.search(head))
+
+
 def score_sentences(question: str, candidates: list[str]) -> list[float]:
     """IDF-weighted overlap of question terms with each sentence (IDF over the candidates themselves)."""
     q_terms = set(terms(question))

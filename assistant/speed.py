@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 SMOOTHING = 0.4  # weight of the newest measurement: a changed machine is followed within a few answers
 MIN_PROMPT_TOKENS = 40  # shorter prompts time the decode step more than the reading: not a measurement
 MIN_ANSWER_TOKENS = 8  # a shorter answer times the grammar's start more than the writing
+MIN_LEAD_TOKENS = 40  # the first sentence's passage: the source's title and at least a sentence
 
 
 @dataclass
@@ -114,3 +115,12 @@ def evidence_budget(cfg: LLMSettings, speed: BackendSpeed | float | None, questi
                                                                       cfg.answer_target_s - writing)
     budget = int(rate * reading_s) - question_tokens
     return max(cfg.evidence_tokens_min, min(cfg.evidence_tokens_max, budget))
+
+
+def lead_budget(cfg: LLMSettings, speed: BackendSpeed | None, question_tokens: int) -> int | None:
+    """Evidence tokens the backend reads in `first_token_target_s`, the part it writes the first sentence from;
+    None when that is not known (no speed measured) or `llm.lead_sentence` is off."""
+    rate = cfg.prompt_tokens_per_s or (speed.prompt if speed is not None else None)
+    if not cfg.lead_sentence or rate is None:
+        return None
+    return max(MIN_LEAD_TOKENS, int(rate * cfg.first_token_target_s) - question_tokens)

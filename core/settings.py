@@ -279,6 +279,12 @@ class LLMSettings(BaseModel):
         description="The evidence budget is at least what the backend reads in this many seconds at its measured "
         "prompt speed (the whole budget until its writing speed is measured too)",
     )
+    lead_sentence: bool = Field(
+        True,
+        description="When the whole evidence takes longer to read than first_token_target_s, the embedded model "
+        "writes the first sentence from the start of the evidence alone, then reads the rest after it and goes on (its "
+        "state is kept), so the first text comes within that target on 2 CPU cores",
+    )
     answer_target_s: float = Field(
         11.0, gt=0,
         description="Once reading and writing speeds are measured, the evidence budget is what the backend reads in "

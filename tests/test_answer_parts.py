@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fixtures.index.corpus import load_corpus
 
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.extractive import extractive_answer
 from assistant.conversation import Turn, standalone_question
-from assistant.sentences import relevant_sentences, sentences
+from assistant.prompt import render_evidence
+from assistant.sentences import is_sentence_start, relevant_sentences, sentences, starts_new_sentence
 from index.records import ResourceHit
 
 PASSAGE = (
@@ -30,12 +33,49 @@ def test_relevant_sentences_keep_the_best_in_original_order():
     assert trimmed == "It avoids writing the attention matrix to HBM by recomputing it in the backward pass."
 
 
+def streamed_first_sentence(text: str, pieces: list[str]) -> str:
+    """What a one-sentence stream shows: the pieces up to the one that opens a second sentence."""
+    shown = ""
+    for piece in pieces:
+        if starts_new_sentence(text + shown, piece):
+            break
+        shown += piece
+    return shown
+
+
+def test_a_streamed_sentence_ends_where_the_next_one_opens():
+    pieces = ["It", " tiles", " the", " softmax", " in", " SRAM", ".", " The", " paper", " says", " more", "."]
+    assert streamed_first_sentence("", pieces) == "It tiles the softmax in SRAM."
+
+
+def test_a_streamed_abbreviation_does_not_end_the_sentence():
+    pieces = ["It", " uses", " tiles", ",", " e", ".g", ".", " Blocks", " of", " SRAM", "."]
+    assert streamed_first_sentence("", pieces) == "It uses tiles, e.g. Blocks of SRAM."
+
+
+def test_a_streamed_decimal_number_does_not_end_the_sentence():
+    pieces = ["The", " kernel", " runs", " at", " 1", ".", "5", " ms", " per", " step", ".", " It", " is"]
+    assert streamed_first_sentence("", pieces) == "The kernel runs at 1.5 ms per step."
+
+
+def test_a_streamed_sentence_after_a_marker_ends_at_its_full_stop():
+    pieces = [" SRAM", " [", "1", "].", " Then", " it"]
+    assert streamed_first_sentence("FlashAttention keeps the tiles in", pieces) == " SRAM [1]."
+
+
+def test_a_lone_word_or_an_unfinished_clause_is_no_sentence_to_go_on_from():
+    assert not is_sentence_start("pwned")
+    assert not is_sentence_start("FlashAttention tiles the softmax through")
+    assert is_sentence_start("FlashAttention tiles the softmax through SRAM [1].")
+
+
 def evidence_of(*sources: list[tuple[str, float]]) -> Evidence:
-    """Evidence with source n+1 holding the given (sentence, relevance) pairs, on fixture resources."""
+    """Evidence with source n+1 holding the given (sentence, relevance) pairs, neighbours on the page, on
+    fixture resources."""
     resources = load_corpus()[1]
     return Evidence("q", [
         EvidenceSource(n, ResourceHit(resources[n - 1], 1.0),
-                       [EvidenceSentence(text, n - 1, (0, i), rel) for i, (text, rel) in enumerate(sents)])
+                       [EvidenceSentence(text, n - 1, (0, i), rel, position=i) for i, (text, rel) in enumerate(sents)])
         for n, sents in enumerate(sources, start=1)
     ])
 
@@ -81,3 +121,34 @@ def test_a_short_pronoun_question_carries_the_previous_question():
 
 def test_an_unrelated_full_question_is_left_alone():
     assert standalone_question("How do CUDA graphs reduce launch overhead?", HISTORY) == "How do CUDA graphs reduce launch overhead?"
+
+
+def test_the_evidence_shows_each_sources_best_passage_first():
+    evidence = evidence_of([("Tiles fit in SRAM.", 0.2), ("Unrelated filler sentence.", 0.0),
+                            ("The online softmax avoids HBM writes.", 0.9)])
+    far = evidence.sources[0].sentences[2]
+    evidence.sources[0].sentences[2] = replace(far, position=5)  # not next to the others: a passage of its own
+    assert evidence.blocks()[0].sentences == ("The online softmax avoids HBM writes.",
+                                            "Tiles fit in SRAM. Unrelated filler sentence.")
+
+
+def test_the_lead_evidence_is_the_start_of_the_whole_evidence_within_its_budget():
+    evidence = evidence_of([(f"Sentence {i} says something about tiles in shared memory.", 1.0 - i / 10)
+                            for i in range(6)], [("PagedAttention stores the KV cache in blocks.", 0.5)])
+    lead = evidence.lead(30)
+    assert render_evidence(evidence.blocks()).startswith(render_evidence(lead))
+    assert len(lead) == 1 and 1 <= len(sentences(lead[0].sentences[0])) < 6
+
+
+def test_the_lead_evidence_holds_one_sentence_even_when_the_budget_is_smaller():
+    evidence = evidence_of([("A long sentence about warp scheduling and register pressure on the SM.", 1.0)])
+    assert evidence.lead(1)[0].sentences == ("A long sentence about warp scheduling and register pressure on the SM.",)
+
+
+def test_a_lead_budget_past_the_first_source_goes_on_into_the_next_one():
+    evidence = evidence_of([("Tiles of the inputs fit in SRAM.", 0.9)],
+                           [("PagedAttention stores the KV cache in blocks.", 0.5), ("Blocks are 16 tokens.", 0.1)])
+    lead = evidence.lead(54)  # titles 17 + 10, sentences 10 + 14: the third (6 more) does not fit
+    assert [(b.n, b.sentences) for b in lead] == [(1, ("Tiles of the inputs fit in SRAM.",)),
+                                                  (2, ("PagedAttention stores the KV cache in blocks.",))]
+    assert render_evidence(evidence.blocks()).startswith(render_evidence(lead))

@@ -5,6 +5,7 @@ the cited format, never the wording."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import signal
@@ -31,6 +32,7 @@ from assistant.llm import (
     gguf_path,
 )
 from assistant.profile import Profile
+from assistant.sentences import sentences
 from core.settings import Settings
 
 MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)
@@ -167,6 +169,37 @@ def test_embedded_model_streams_a_cited_answer(llm_assistant):
     assert [(c.n, c.resource_id) for c in final.citations] == shown
 
 
+def test_a_one_sentence_stream_stops_when_its_first_sentence_is_complete(llm_assistant):
+    model = chat_model(llm_assistant.settings)
+    text = "".join(model.stream(prompt.per_question_text(EVIDENCE, QUESTION), prompt.prose_grammar(), 96,
+                                one_sentence=True))
+    assert len(sentences(text)) == 1 and text.rstrip().endswith((".", "!", "?")), text
+
+
+def test_a_stream_that_starts_from_its_own_first_sentence_goes_on_as_one_stream_would(llm_assistant):
+    model = chat_model(llm_assistant.settings)
+    per_question = prompt.per_question_text(EVIDENCE, QUESTION)
+    whole = "".join(model.stream(per_question, prompt.prose_grammar(), 96))
+    first = "".join(model.stream(per_question, prompt.prose_grammar(), 96, one_sentence=True))
+    rest = "".join(model.stream(per_question, prompt.continuation_grammar(), 96, answer_start=first))
+    assert len(sentences(whole)) > 1 and first + rest == whole
+
+
+def test_on_a_slow_backend_the_first_sentence_comes_from_the_lead_evidence_and_the_answer_stays_cited(
+        llm_assistant, caplog):
+    cfg = llm_assistant.settings.llm
+    cfg.prompt_tokens_per_s = 20.0  # 2.5 s of reading: the lead evidence only, the rest after the first sentence
+    try:
+        with caplog.at_level(logging.INFO, logger="assistant.chain"):
+            final = llm_assistant.ask(Query(QUESTION, backend="embedded"))
+    finally:
+        cfg.prompt_tokens_per_s = None
+    assert any("first sentence from the lead evidence" in r.getMessage() for r in caplog.records)
+    assert final.route == "search" and not final.abstained and not final.fallback, final
+    assert_cited_format(final.text, final.citations)
+    assert_citations_valid(final)
+
+
 @pytest.fixture
 def in_its_own_process(llm_assistant: Assistant) -> Iterator[Assistant]:
     """The same assistant with `llm.separate_process` on (the default on a GPU build)."""
@@ -175,12 +208,14 @@ def in_its_own_process(llm_assistant: Assistant) -> Iterator[Assistant]:
     cfg = llm_assistant.settings.llm
     floor, ceiling = cfg.evidence_tokens_min, cfg.evidence_tokens_max
     cfg.evidence_tokens_min = cfg.evidence_tokens_max = 200
+    cfg.prompt_tokens_per_s = 20.0  # and one lead passage: both answers write their first sentence from it
     try:
         yield llm_assistant
     finally:
         embedded_llm(llm_assistant.settings).close()
         cfg.separate_process = None
         cfg.evidence_tokens_min, cfg.evidence_tokens_max = floor, ceiling
+        cfg.prompt_tokens_per_s = None
 
 
 def test_the_model_in_its_own_process_gives_the_app_the_same_cited_answer(llm_assistant, in_its_own_process):

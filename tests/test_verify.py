@@ -15,6 +15,7 @@ from assistant.verify import (
     RESTATES,
     UNSUPPORTED,
     Verifier,
+    distinct,
     missing_facts,
     names,
     numbers,
@@ -167,3 +168,20 @@ def test_numbers_and_names_are_read_as_written():
 
 def test_a_plural_acronym_matches_its_singular():
     assert missing_facts("Both run on GPUs.", "It runs on one GPU.") == []
+
+
+def test_a_later_sentence_that_says_an_earlier_one_again_in_other_words_is_left_out(verifier, evidence):
+    text = ("FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM. "
+            "PagedAttention stores the key and value cache in fixed-size blocks. "
+            "FlashAttention divides the queries, keys and values into blocks that fit in on-chip SRAM.")
+    assert [c.text for c in verifier.attribute(text, evidence).kept] == [
+        "FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM.",
+        "PagedAttention stores the key and value cache in fixed-size blocks.",
+    ]
+
+
+def test_a_near_copy_that_names_something_else_is_not_a_repeat(verifier):
+    claims = split_claims("FlashAttention splits the keys into blocks that fit in on-chip SRAM. "
+                          "FlashAttention-2 splits the keys into blocks that fit in on-chip SRAM.")
+    vecs = verifier.embedder.embed_documents([c.text for c in claims])
+    assert len(list(distinct(claims, vecs))) == 2
