@@ -128,6 +128,7 @@ class Assistant:
         return final_answer(self.stream(query))
 
     def stream(self, query: Query) -> Iterator[AnswerEvent]:
+        asked = time.perf_counter()
         query.question = _clean_question(query.question)
         backend = query.backend or self.settings.llm.backend
         _, resolved = self._rewrite(query)
@@ -152,7 +153,8 @@ class Assistant:
             cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
         evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
         lead = None if backend != "embedded" else lead_budget(
-            cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
+            cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS,
+            time.perf_counter() - asked)
         if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
             note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
             answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=note)

@@ -30,6 +30,7 @@ SMOOTHING = 0.4  # weight of the newest measurement: a changed machine is follow
 MIN_PROMPT_TOKENS = 40  # shorter prompts time the decode step more than the reading: not a measurement
 MIN_ANSWER_TOKENS = 8  # a shorter answer times the grammar's start more than the writing
 MIN_LEAD_TOKENS = 40  # the first sentence's passage: the source's title and at least a sentence
+HELD_TOKENS = 6  # the lead's first words, written before any is shown (assistant/chain.py LEAD_HELD_WORDS)
 
 
 @dataclass
@@ -117,10 +118,14 @@ def evidence_budget(cfg: LLMSettings, speed: BackendSpeed | float | None, questi
     return max(cfg.evidence_tokens_min, min(cfg.evidence_tokens_max, budget))
 
 
-def lead_budget(cfg: LLMSettings, speed: BackendSpeed | None, question_tokens: int) -> int | None:
-    """Evidence tokens the backend reads in `first_token_target_s`, the part it writes the first sentence from;
-    None when that is not known (no speed measured) or `llm.lead_sentence` is off."""
+def lead_budget(cfg: LLMSettings, speed: BackendSpeed | None, question_tokens: int, spent_s: float = 0.0) -> int | None:
+    """Evidence tokens the backend reads in what is left of `first_token_target_s` once `spent_s` (retrieval,
+    evidence) has passed and the held first words are written: the part it writes the first sentence from,
+    so the first text is on screen within the target. None when that is not known (no speed measured) or
+    `llm.lead_sentence` is off."""
     rate = cfg.prompt_tokens_per_s or (speed.prompt if speed is not None else None)
     if not cfg.lead_sentence or rate is None:
         return None
-    return max(MIN_LEAD_TOKENS, int(rate * cfg.first_token_target_s) - question_tokens)
+    held_s = HELD_TOKENS / speed.generate if speed is not None and speed.generate else 0.0
+    left_s = max(0.0, cfg.first_token_target_s - spent_s - held_s)
+    return max(MIN_LEAD_TOKENS, int(rate * left_s) - question_tokens)

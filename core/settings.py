@@ -276,8 +276,9 @@ class LLMSettings(BaseModel):
     )
     first_token_target_s: float = Field(
         2.5, gt=0,
-        description="The evidence budget is at least what the backend reads in this many seconds at its measured "
-        "prompt speed (the whole budget until its writing speed is measured too)",
+        description="The first answer text comes within this many seconds of the question (lead_sentence); the "
+        "evidence budget is at least what the backend reads in this time at its measured prompt speed (the whole "
+        "budget until its writing speed is measured too)",
     )
     lead_sentence: bool = Field(
         True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assistant.speed import BackendSpeed, PromptSpeed, evidence_budget
+from assistant.speed import HELD_TOKENS, MIN_LEAD_TOKENS, BackendSpeed, PromptSpeed, evidence_budget, lead_budget
 from core.settings import LLMSettings
 
 
@@ -38,6 +38,22 @@ def test_a_slow_cpu_gets_the_floor_and_a_gpu_the_ceiling():
 def test_a_configured_speed_overrides_the_measured_reading():
     cfg = LLMSettings(prompt_tokens_per_s=100.0, first_token_target_s=2.0, evidence_tokens_min=40)
     assert evidence_budget(cfg, BackendSpeed(prompt=1000.0), 0) == 200
+
+
+def test_the_lead_is_what_the_backend_reads_in_the_first_token_target_left_after_retrieval_and_held_words():
+    cfg = LLMSettings(first_token_target_s=2.5)
+    speed = BackendSpeed(prompt=100.0, generate=2 * HELD_TOKENS, answer_tokens=80.0)  # held words: 0.5 s
+    # 2.5 s - 0.5 s spent on retrieval - 0.5 s writing the held words leaves 1.5 s: 150 tokens, less the question
+    assert lead_budget(cfg, speed, 30, spent_s=0.5) == 120
+
+
+def test_there_is_no_lead_before_the_reading_is_timed_or_when_it_is_switched_off():
+    assert lead_budget(LLMSettings(), None, 30) is None
+    assert lead_budget(LLMSettings(lead_sentence=False), BackendSpeed(prompt=100.0), 30) is None
+
+
+def test_a_slow_retrieval_still_leaves_the_lead_a_sentence():
+    assert lead_budget(LLMSettings(first_token_target_s=2.5), BackendSpeed(prompt=100.0), 30, spent_s=9.0) == MIN_LEAD_TOKENS
 
 
 def test_measurements_are_averaged_and_survive_a_restart(tmp_path: Path):
