@@ -587,6 +587,7 @@ class Reader:
         self.linker = Linker(self.index)
         self.speller = Speller(resources, english)
         self._understood: dict[str, Understanding] = {}  # routing and planning read the same sentence once
+        self._joined_names = _joined_name_patterns([*self.index.topics, *(key[1] for key in self.index.sections)])
 
     @property
     def resources(self) -> list[Resource]:
@@ -629,8 +630,9 @@ class Reader:
                 covered = set(_GROUP_STEMS) | set(TIER_NUMBERS) | self.index.place_terms
                 covered |= {t for m in found if m.group is None for r in m.resources for t in self.index.strong[r.id]}
                 bare = all(t in covered or kind_of(t) for t in content_terms(clause.text))
-                named = [m for m in found if m.group is not None and bare or m.group is None and all(
-                    self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources)]
+                # a group narrowed by kind ("all the paper resources of the X section") is a group too
+                named = [m for m in found if bare and (m.group is not None or len(m.resources) > 1) or
+                         m.group is None and all(self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources)]
                 mentions += named
                 if not named:
                     clause.role = "want"
@@ -647,7 +649,8 @@ class Reader:
             # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it
             interest.update({topic: 1.0 for topic in self.index.places_named(not_read)
                              if not read_ahead([r for r in self.resources if r.topic == topic], set(read))})
-        if read and not subject and _ANAPHOR.search(want):  # "systems around this": the topic just read
+        # "systems around this": the topic just read, unless the wish names its own place ("the X topic ... this area")
+        if read and not subject and _ANAPHOR.search(want) and not self.index.places_named(want):
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
@@ -726,13 +729,15 @@ class Reader:
                 if keep:
                     out.append(Mention(f"{m.phrase} except{rest[0]}", keep))
             return out
+        for pattern in self._joined_names:  # "Distributed & Multi-GPU" is one name, not a list of two
+            text = pattern.sub(lambda m: _AMPERSAND_OR_AND.sub(" ", m.group(0)), text)
         segments = [s.strip() for s in _LIST_SPLIT.split(text) if s and s.strip()]
         shared_kind = None
         if segments:  # "the FP8 and NVFP4 posts": a trailing plural kind covers the list
             plural = [w for w in words(segments[-1]) if kind_of(w) and w.endswith("s") and kind_of(w) != "docs"]
             shared_kind = kind_of(plural[-1]) if plural else None
-        nouns = [w for w in words(segments[-1]) if (w in GROUP_WORDS or kind_of(w)) and (
-            w.endswith("s") or w in {"tier", "section", "topic"})][-1:] if segments else []
+        last = words(segments[-1])[-1:] if segments else []  # the list's head noun ends it, not "X section of Y"
+        nouns = [w for w in last if (w in GROUP_WORDS or kind_of(w)) and (w.endswith("s") or w in {"tier", "section", "topic"})]
         for i, seg in enumerate(segments[:-1]):  # "the Triton and CUTLASS tiers": the last noun covers the list
             ws = words(seg)
             if nouns and not any(w in GROUP_WORDS or kind_of(w) for w in ws) and _tier(ws) is None:
@@ -1008,6 +1013,20 @@ class Reader:
         if top - median < 1e-6:
             return {}
         return {t: max(0.0, (s - median) / (top - median)) * min(1.0, top / 0.45) for t, s in by_topic.items()}
+
+
+_AMPERSAND_OR_AND = re.compile(r"\s*(?:&|\band\b)\s*", re.IGNORECASE)
+
+
+def _joined_name_patterns(names: Iterable[str]) -> list[re.Pattern[str]]:
+    """Patterns of the place names that hold "&" or "and" ("Tensor Cores & Mixed Precision"), each matching
+    the name said word for word with either joiner, longest first: the list splitter must not cut them."""
+    joined = sorted({n for n in names if _AMPERSAND_OR_AND.search(n)}, key=len, reverse=True)
+    out = []
+    for name in joined:
+        parts = [r"\s+".join(re.escape(w) for w in part.split()) for part in _AMPERSAND_OR_AND.split(name)]
+        out.append(re.compile(r"(?<![\w-])" + r"\s*(?:&|\band\b)\s*".join(parts) + r"(?![\w-])", re.IGNORECASE))
+    return out
 
 
 def _naming(phrase: str) -> list[str]:

@@ -296,3 +296,25 @@ def test_a_topic_read_ahead_in_is_where_they_skipped_not_a_focus(reader):
 def test_an_item_the_learner_jumped_into_is_read_and_the_place_is_not(reader):
     text = "I jumped into RocksLite and the advanced Storage Engines material and got lost. Did I skip something?"
     assert read_titles(reader, text) == {"RocksLite"}
+
+
+# --- names with "&" and groups narrowed by kind ----------------------------------------------------------
+
+
+def test_a_place_name_with_an_ampersand_is_one_name_not_a_list(reader):
+    found = read_titles(reader, "I've read Morsel-Driven Parallelism & all the paper resources of the "
+                                "Deterministic transactions section of Replication & Consensus. What next?")
+    assert found == {"Morsel-Driven Parallelism", "Calvin: Deterministic Transactions",
+                     "Calvin-2: Faster Deterministic Transactions"}
+
+
+def test_a_group_narrowed_by_kind_in_a_bare_list_of_names_is_read(reader):
+    found = read_titles(reader, "Raft: Understandable Consensus; all the blog resources of the Consensus basics "
+                                "section of Replication & Consensus. What should I read next?")
+    assert found == {"Raft: Understandable Consensus", "Jepsen: Testing Partitions", "Jepsen: Clock Skew"}
+
+
+def test_this_area_in_a_wish_that_names_its_own_place_means_that_place(reader):
+    understood = reader.understand("I've read all the Tier 1 items of Storage Engines. I'm keen on the Query "
+                                   "Execution topic, so what should I read to learn more about this area?")
+    assert understood.focus_topics == ["Query Execution"]
