@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from assistant.evidence import Evidence
+from assistant.evidence import Evidence, EvidenceSource, refers_back
 from assistant.sentences import sentences as split_sentences
 from assistant.sentences import terms
 from core.settings import LLMSettings
@@ -95,6 +95,7 @@ CUT_OFF = "cut off at the length limit"
 RESTATES = "only restates the question"
 DANGLING = "points at a source instead of saying something"
 BORROWED = "names {facts} that its passage does not hold"
+MISBOUND = "gives {facts} to {name}; its passage says it of something else"
 # Neighbouring distinct sentences of the archive's pages reach this cosine 0.2 % of the time (4,000 pairs,
 # docs/answers.md), and those differ in a number ("FP16 ... FP32 Accumulate"): above it, a paraphrase.
 REPEAT_COSINE = 0.90
@@ -204,6 +205,35 @@ def missing_facts(claim: str, passages: str, also_names: str = "") -> list[str]:
             continue  # a bare number: checked above
         out.append(name)
     return out
+
+
+def _said(name: str, text: str) -> bool:
+    """Is the versioned name written in `text` ("FlashAttention-2" also as "FlashAttention 2" or
+    "FlashAttention2"; never plain "FlashAttention")?"""
+    plain = _normal(name).strip()
+    normal = _normal(text)
+    return f" {plain} " in normal or f" {plain.replace(' ', '')} " in normal.replace("-", "")
+
+
+def unbound_numbers(claim: str, source: EvidenceSource) -> tuple[str, list[str]]:
+    """The claim's first versioned name (letters with digits: FlashAttention-2, H100, DeepSeek-V2) that its
+    passage also holds, and the claim's numbers that no passage sentence states together with that name (a
+    sentence, or one that refers back with the sentence before it). A small model moves a figure between
+    the versions one passage compares ("FlashAttention-2 reaches 25-40%" from "FlashAttention reaches only
+    25-40% ... FlashAttention-2 ..."): every number and name is in the passage, each said of another."""
+    versioned = [w for w in _WORD.findall(claim) if any(c.isdigit() for c in w) and any(c.isalpha() for c in w)]
+    name = next((w.rstrip(".") for w in versioned if _said(w.rstrip("."), source.text)), "")
+    if not name:
+        return "", []
+    facts = numbers(claim.replace(name, " "))
+    if not facts:
+        return name, []
+    sents = source.sentences
+    windows = [s.text for s in sents]
+    windows += [f"{a.text} {b.text}" for a, b in zip(sents, sents[1:])
+                if b.position == a.position + 1 and refers_back(b.text)]
+    stated = set().union(*(numbers(w) for w in windows if _said(name, w)))
+    return name, sorted(f for f in facts if f not in stated)
 
 
 def dangles(claim: str) -> bool:
@@ -318,18 +348,23 @@ class Verifier:
             hinted = [n for n in claim.cited if n in supported]
             order = hinted + sorted((n for n in supported if n not in hinted), key=lambda n: -scored[n][0])
             missing: list[str] = []
+            misbound = ""
             chosen = None
             for n in order:
                 src = by_n[n]
                 gaps = missing_facts(claim.text, src.text, f"{evidence.question} {src.resource.title}")
                 if not gaps:
-                    chosen = n
-                    break
+                    name, unbound = unbound_numbers(claim.text, src)
+                    if not unbound:
+                        chosen = n
+                        break
+                    misbound = misbound or MISBOUND.format(facts=", ".join(unbound), name=name)
+                    continue
                 missing = missing or gaps
             best = chosen if chosen is not None else max(by_n, key=lambda n: scored[n][0])
             claim.cosine, claim.lexical = scored[best]
             if chosen is None:
-                claim.reason = BORROWED.format(facts=", ".join(missing)) if missing else UNSUPPORTED
+                claim.reason = (BORROWED.format(facts=", ".join(missing)) if missing else misbound or UNSUPPORTED)
                 dropped.append(claim)
                 continue
             claim.corrected = chosen not in claim.cited
@@ -380,7 +415,8 @@ class Verifier:
         best = max(scored, key=lambda n: scored[n][0])
         src = evidence.source(best)
         assert src is not None
-        ok = not missing_facts(text, src.text, f"{evidence.question} {src.resource.title}")
+        ok = not missing_facts(text, src.text, f"{evidence.question} {src.resource.title}") and not unbound_numbers(
+            text, src)[1]
         return scored[best][0], scored[best][1], ok
 
     def _supported(self, cosine: float, lexical: float) -> bool:

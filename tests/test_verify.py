@@ -11,6 +11,7 @@ from assistant.verify import (
     CUT_OFF,
     DANGLING,
     DECLINED,
+    MISBOUND,
     NO_SOURCE,
     RESTATES,
     UNSUPPORTED,
@@ -21,6 +22,7 @@ from assistant.verify import (
     numbers,
     split_claims,
     strip_control,
+    unbound_numbers,
 )
 from core.settings import Settings
 from index.records import ResourceHit
@@ -185,3 +187,45 @@ def test_a_near_copy_that_names_something_else_is_not_a_repeat(verifier):
                           "FlashAttention-2 splits the keys into blocks that fit in on-chip SRAM.")
     vecs = verifier.embedder.embed_documents([c.text for c in claims])
     assert len(list(distinct(claims, vecs))) == 2
+
+
+# --- a number stays with the version its passage says it of ------------------------------------------
+
+VERSIONS = (
+    "FlashAttention is still not as fast as GEMM, reaching only 25-40% of the theoretical maximum FLOPs/s.",
+    "FlashAttention-2 reaches 50-73% of the theoretical maximum FLOPs/s on A100.",
+)
+
+
+def source_of(*sents: str) -> EvidenceSource:
+    resource = load_corpus()[1][0]
+    return EvidenceSource(1, ResourceHit(resource, 1.0),
+                          [EvidenceSentence(text, 0, (0, i), 1.0, position=i) for i, text in enumerate(sents)])
+
+
+def test_a_number_said_of_another_version_is_unbound():
+    assert unbound_numbers("FlashAttention-2 reaches about 25-40% of the maximum FLOPs/s.", source_of(*VERSIONS)) == (
+        "FlashAttention-2", ["25", "40"])
+
+
+def test_a_number_said_of_its_own_version_is_bound():
+    assert unbound_numbers("FlashAttention-2 reaches 50-73% of the maximum FLOPs/s.", source_of(*VERSIONS))[1] == []
+
+
+def test_a_number_in_a_sentence_that_refers_back_to_the_version_is_bound():
+    source = source_of("FlashAttention-2 reworks the parallelism.", "It reaches 50-73% of the maximum FLOPs/s on A100.")
+    assert unbound_numbers("FlashAttention-2 reaches 50-73% of the maximum.", source)[1] == []
+
+
+def test_a_version_the_passage_never_names_binds_nothing():
+    assert unbound_numbers("FlashAttention-3 reaches 25-40% of the maximum.", source_of(*VERSIONS)) == ("", [])
+
+
+def test_a_sentence_that_moves_a_number_to_another_version_is_dropped(verifier):
+    resource = load_corpus()[1][0]
+    sents = [EvidenceSentence(text, 0, (0, i), 1.0, position=i) for i, text in enumerate(VERSIONS)]
+    evidence = Evidence("What share of peak FLOPs does FlashAttention-2 reach?",
+                        [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    verdict = verifier.attribute("FlashAttention-2 reaches about 25-40% of the theoretical maximum FLOPs/s [1].", evidence)
+    assert not verdict.kept
+    assert verdict.dropped[0].reason == MISBOUND.format(facts="25, 40", name="FlashAttention-2")
