@@ -207,6 +207,9 @@ def missing_facts(claim: str, passages: str, also_names: str = "") -> list[str]:
     return out
 
 
+_VERSIONED = re.compile(r"^([A-Za-z][A-Za-z]{2,}?)[-\s]?([vV]?\d[\w.]*)$")  # FlashAttention-2, DeepSeek-V2, GPT-4
+
+
 def _said(name: str, text: str) -> bool:
     """Is the versioned name written in `text` ("FlashAttention-2" also as "FlashAttention 2" or
     "FlashAttention2"; never plain "FlashAttention")?"""
@@ -215,25 +218,43 @@ def _said(name: str, text: str) -> bool:
     return f" {plain} " in normal or f" {plain.replace(' ', '')} " in normal.replace("-", "")
 
 
+def _sibling_said(base: str, version: str, text: str) -> bool:
+    """Does `text` name another member of the family: the base alone or with another version
+    ("FlashAttention" or "FlashAttention-3" beside "FlashAttention-2")?"""
+    for m in re.finditer(rf"(?<![\w-]){re.escape(base)}(?:[-\s]?([vV]?\d[\w.]*))?(?![\w])", text, re.IGNORECASE):
+        if (m.group(1) or "").lower().rstrip(".") != version.lower():
+            return True
+    return False
+
+
 def unbound_numbers(claim: str, source: EvidenceSource) -> tuple[str, list[str]]:
-    """The claim's first versioned name (letters with digits: FlashAttention-2, H100, DeepSeek-V2) that its
-    passage also holds, and the claim's numbers that no passage sentence states together with that name (a
-    sentence, or one that refers back with the sentence before it). A small model moves a figure between
-    the versions one passage compares ("FlashAttention-2 reaches 25-40%" from "FlashAttention reaches only
-    25-40% ... FlashAttention-2 ..."): every number and name is in the passage, each said of another."""
-    versioned = [w for w in _WORD.findall(claim) if any(c.isdigit() for c in w) and any(c.isalpha() for c in w)]
-    name = next((w.rstrip(".") for w in versioned if _said(w.rstrip("."), source.text)), "")
-    if not name:
+    """The claim's first versioned name (a name of three letters or more with a version: FlashAttention-2,
+    DeepSeek-V2) that its passage also holds, and the claim's numbers that the passage states only of another
+    member of that family (in a sentence, or one that refers back with the sentence before it, naming the
+    base or another version, never this one). A small model moves a figure between the versions one passage
+    compares ("FlashAttention-2 reaches 25-40%" from "FlashAttention reaches only 25-40% ... FlashAttention-2
+    ..."): every number and name is in the passage, each said of another. A number the passage states of no
+    family member ("beats cuBLAS by 7%" on a page about the H100) is left alone."""
+    for word in _WORD.findall(claim):
+        word = word.rstrip(".")
+        versioned = _VERSIONED.match(word)
+        if versioned and _said(word, source.text):
+            name, base, version = word, versioned.group(1), versioned.group(2)
+            break
+    else:
         return "", []
     facts = numbers(claim.replace(name, " "))
-    if not facts:
-        return name, []
     sents = source.sentences
     windows = [s.text for s in sents]
     windows += [f"{a.text} {b.text}" for a, b in zip(sents, sents[1:])
                 if b.position == a.position + 1 and refers_back(b.text)]
-    stated = set().union(*(numbers(w) for w in windows if _said(name, w)))
-    return name, sorted(f for f in facts if f not in stated)
+    misbound = []
+    for fact in sorted(facts):
+        stating = [w for w in windows if fact in numbers(w)]
+        if stating and not any(_said(name, w) for w in stating) and any(
+                _sibling_said(base, version, w) for w in stating):
+            misbound.append(fact)
+    return name, misbound
 
 
 def dangles(claim: str) -> bool:

@@ -238,6 +238,7 @@ def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
         "route": final.route,
         "fallback": final.fallback,
         "dropped": [d.text for d in final.dropped],
+        "dropped_reasons": [d.reason for d in final.dropped],
         "sources": [{"n": c.n, "resource_id": c.resource_id, "url": c.url, "title": c.title} for c in final.citations],
         "_sources": sources,
         "_gold": {c.n for c in final.citations if is_gold(c.resource_id, c.url, q)},

@@ -229,3 +229,19 @@ def test_a_sentence_that_moves_a_number_to_another_version_is_dropped(verifier):
     verdict = verifier.attribute("FlashAttention-2 reaches about 25-40% of the theoretical maximum FLOPs/s [1].", evidence)
     assert not verdict.kept
     assert verdict.dropped[0].reason == MISBOUND.format(facts="25, 40", name="FlashAttention-2")
+
+
+def test_a_number_said_of_a_later_version_is_unbound():
+    source = source_of("FlashAttention-2 achieves only 35% utilization on the H100 GPU.",
+                       "FlashAttention-3 reaches 740 TFLOPS in FP16.")
+    assert unbound_numbers("FlashAttention-3 achieves 35% utilization on the H100.", source) == ("FlashAttention-3", ["35"])
+
+
+def test_a_number_said_of_no_family_member_is_left_alone():
+    source = source_of("Our kernel beats cuBLAS by 7% for N=4096.", "DeepSeek-V2 is a mixture-of-experts model.")
+    assert unbound_numbers("DeepSeek-V2 beats cuBLAS by 7% for N=4096.", source)[1] == []
+
+
+def test_a_name_without_a_family_base_binds_nothing():
+    source = source_of("The A100 reaches 312 TFLOPS.", "The H100 has a tensor memory accelerator.")
+    assert unbound_numbers("The H100 reaches 312 TFLOPS.", source) == ("", [])
