@@ -149,12 +149,10 @@ class Assistant:
         weak = outcome == "weak"
         cfg = self.settings.llm
         depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
-        budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(
-            cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS)
+        speed = self.speed.speed(self._speed_key(backend))
+        question_tokens = estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
+        budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(cfg, speed, question_tokens)
         evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
-        lead = None if backend != "embedded" else lead_budget(
-            cfg, self.speed.speed(self._speed_key(backend)), estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS,
-            time.perf_counter() - asked)
         if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
             note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
             answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=note)
@@ -172,6 +170,7 @@ class Assistant:
         shell = Answer(text="", citations=sources, abstained=False, route="search", question=query.question,
                        standalone_question=standalone, backend=backend, weak=weak)
         yield AnswerEvent("sources", shell)
+        lead = lead_budget(cfg, speed, question_tokens, time.perf_counter() - asked) if backend == "embedded" else None
         yield from self._generate(query, standalone, evidence, hits, backend, weak, lead)
 
     # --- steps -------------------------------------------------------------------------------

@@ -1025,7 +1025,7 @@ def _joined_name_patterns(names: Iterable[str]) -> list[re.Pattern[str]]:
     out = []
     for name in joined:
         parts = [r"\s+".join(re.escape(w) for w in part.split()) for part in _AMPERSAND_OR_AND.split(name)]
-        out.append(re.compile(r"(?<![\w-])" + r"\s*(?:&|\band\b)\s*".join(parts) + r"(?![\w-])", re.IGNORECASE))
+        out.append(re.compile(r"(?<![\w-])" + _AMPERSAND_OR_AND.pattern.join(parts) + r"(?![\w-])", re.IGNORECASE))
     return out
 
 

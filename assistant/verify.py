@@ -207,7 +207,8 @@ def missing_facts(claim: str, passages: str, also_names: str = "") -> list[str]:
     return out
 
 
-_VERSIONED = re.compile(r"^([A-Za-z][A-Za-z]{2,}?)[-\s]?([vV]?\d[\w.]*)$")  # FlashAttention-2, DeepSeek-V2, GPT-4
+_VERSION = r"[-\s]?([vV]?\d[\w.]*)"  # "-2", " V2", "4" after a name
+_VERSIONED = re.compile(rf"^([A-Za-z][A-Za-z]{{2,}}?){_VERSION}$")  # FlashAttention-2, DeepSeek-V2, GPT-4
 
 
 def _said(name: str, text: str) -> bool:
@@ -221,7 +222,7 @@ def _said(name: str, text: str) -> bool:
 def _sibling_said(base: str, version: str, text: str) -> bool:
     """Does `text` name another member of the family: the base alone or with another version
     ("FlashAttention" or "FlashAttention-3" beside "FlashAttention-2")?"""
-    for m in re.finditer(rf"(?<![\w-]){re.escape(base)}(?:[-\s]?([vV]?\d[\w.]*))?(?![\w])", text, re.IGNORECASE):
+    for m in re.finditer(rf"(?<![\w-]){re.escape(base)}(?:{_VERSION})?(?![\w])", text, re.IGNORECASE):
         if (m.group(1) or "").lower().rstrip(".") != version.lower():
             return True
     return False
@@ -385,7 +386,7 @@ class Verifier:
             best = chosen if chosen is not None else max(by_n, key=lambda n: scored[n][0])
             claim.cosine, claim.lexical = scored[best]
             if chosen is None:
-                claim.reason = (BORROWED.format(facts=", ".join(missing)) if missing else misbound or UNSUPPORTED)
+                claim.reason = BORROWED.format(facts=", ".join(missing)) if missing else misbound or UNSUPPORTED
                 dropped.append(claim)
                 continue
             claim.corrected = chosen not in claim.cited
