@@ -483,12 +483,22 @@ def _join_bullets(text: str) -> str:
     return "\n".join(out)
 
 
+def _sentences(text: str) -> list[tuple[str, bool]]:
+    """The message's sentences, each with whether it ends in a question mark."""
+    out, start = [], 0
+    for end in _SENTENCES.finditer(text):
+        out.append((text[start:end.start()], "?" in end.group()))
+        start = end.end()
+    out.append((text[start:], False))
+    return out
+
+
 def split_clauses(text: str) -> list[Clause]:
     """Sentences, then comma/dash parts. A part with no verb of its own belongs to the read clause next
     to it (the titles listed after "I've read", or before "... are done"); words after "after" or
     "once" are read; everything else says what the learner wants."""
     clauses: list[Clause] = []
-    for sentence in _SENTENCES.split(_TIER_AFTER_NAME.sub(" ", _protect_quotes(_join_bullets(text)))):
+    for sentence, asks in _sentences(_TIER_AFTER_NAME.sub(" ", _protect_quotes(_join_bullets(text)))):
         if not sentence.strip():
             continue
         parts: list[list] = []  # [text, role or None]
@@ -513,8 +523,9 @@ def split_clauses(text: str) -> list[Clause]:
                 while j >= 0 and parts[j][1] is None:
                     parts[j][1] = "read"
                     j -= 1
-        if not any(role == "want" for _, role in parts):
-            # "PMPP and the CUDA guide under my belt.": a sentence that asks nothing lists what was read
+        if not any(role == "want" for _, role in parts) and not asks:
+            # "PMPP and the CUDA guide under my belt.": a sentence that asks nothing lists what was read;
+            # a question without a verb ("Like a section about memory?") still asks
             parts = [[t, "maybe" if role is None else role] for t, role in parts]
         merged: list[Clause] = []
         for text_, role in parts:
@@ -644,11 +655,15 @@ class Reader:
         subject, ranking = self.subject(want, set(read))
         interest = {} if subject else self.interest(want)
         not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun"))
-        if not subject and not_read and not any(s >= FOCUS_SCORE for s in interest.values()):
+        if not subject and not_read:
             # "I haven't started the X section yet, what next?": where they have not been is where they go
             # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it
-            interest.update({topic: 1.0 for topic in self.index.places_named(not_read)
-                             if not read_ahead([r for r in self.resources if r.topic == topic], set(read))})
+            gaps = {topic: 1.0 for topic in self.index.places_named(not_read)
+                    if not read_ahead([r for r in self.resources if r.topic == topic], set(read))}
+            if gaps and self._vague(want):  # "... explore some good articles to deepen my understanding?"
+                interest = {t: min(s, FOCUS_SCORE - 0.01) for t, s in interest.items()}
+            if not any(s >= FOCUS_SCORE for s in interest.values()):
+                interest.update(gaps)
         # "systems around this": the topic just read, unless the wish names its own place ("the X topic ... this area")
         if read and not subject and _ANAPHOR.search(want) and not self.index.places_named(want):
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
@@ -972,6 +987,12 @@ class Reader:
         scored.sort(key=lambda x: (-x[0], x[1].tier if x[1].tier is not None else 99, x[1].position))
         surface = [w for w in words(text) if stem(w.removesuffix("'s")) in terms or w in terms]
         return " ".join(dict.fromkeys(surface)) or " ".join(terms), [r.id for _, r in scored]
+
+    def _vague(self, want: str) -> bool:
+        """A wish that names no place of the guide and no product or paper: the topics its ordinary words
+        touch are weaker evidence of a focus than a place the learner says they have not started."""
+        terms = [t for t in (self.index.canon(t) for t in content_terms(want)) if self.index.known(t)]
+        return not self.index.places_named(want) and not any(self._name_like(t) for t in terms)
 
     def _name_like(self, term: str) -> bool:
         """A product or paper name rather than an ordinary word: not in the embedder's English word list

@@ -57,7 +57,7 @@ REQUEST_WORDS = frozenset({
 # the learner asking whether they skipped something counts as a request in any clause ("Am I missing a
 # prerequisite?"), not only in a clause that reads as a want
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
-_ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover"})
+_ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover", "explore", "delve", "dive", "consult"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
 _CONCEPT_OPENERS = frozenset({"why", "explain", "define", "describe", "compare"})
 _WHAT_VERBS = frozenset({"is", "are", "does", "do", "causes", "makes", "happens", "limits", "determines", "means"})

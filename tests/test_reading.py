@@ -318,3 +318,30 @@ def test_this_area_in_a_wish_that_names_its_own_place_means_that_place(reader):
     understood = reader.understand("I've read all the Tier 1 items of Storage Engines. I'm keen on the Query "
                                    "Execution topic, so what should I read to learn more about this area?")
     assert understood.focus_topics == ["Query Execution"]
+
+
+# --- questions and places not yet started ----------------------------------------------------------------
+
+
+def test_a_question_without_a_verb_is_a_wish_not_a_reading_history(reader):
+    text = "I've read the Consensus basics section. Anything else that stands out? Like a section about compaction?"
+    assert read_titles(reader, text) == {"Raft: Understandable Consensus", "Jepsen: Testing Partitions",
+                                         "Jepsen: Clock Skew"}
+
+
+def test_a_place_not_yet_started_is_the_focus_when_the_wish_names_no_place(reader):
+    understood = reader.understand("I haven't been diving into the Replication & Consensus topic yet. Can you "
+                                   "recommend some good posts for practice?")
+    assert understood.focus_topics == ["Replication & Consensus"]
+
+
+def test_a_wish_that_names_a_product_outranks_the_place_not_started(reader):
+    understood = reader.understand("I haven't been diving into the Replication & Consensus topic yet. Can you "
+                                   "recommend some good posts about LLVM?")
+    assert understood.focus_topics == ["Query Execution"]
+
+
+def test_a_wish_that_names_its_own_place_outranks_the_place_not_started(reader):
+    understood = reader.understand("I haven't started the Replication & Consensus topic yet, but I want to "
+                                   "learn Query Execution first. What should I read?")
+    assert understood.focus_topics == ["Query Execution"]

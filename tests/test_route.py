@@ -165,3 +165,8 @@ def test_what_the_guide_suggests_reading_next_is_no_concept_question() -> None:
 
 def test_what_the_guide_says_about_a_thing_is_still_a_concept_question() -> None:
     assert concept_feature("What does the guide say about TMA?") == 1.0
+
+
+def test_asking_whether_to_explore_a_place_goes_to_the_planner(next_reads):
+    assert next_reads.decide("I haven't explored Query Execution yet. Should I delve into the JIT material?"
+                             ).route == "next"
