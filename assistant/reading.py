@@ -404,11 +404,23 @@ def _protect_quotes(text: str) -> str:
     return text
 
 
+# "I've been reading/going through X": the progressive of reading
+_READING_FORMS = frozenset({"reading", "studying", "going", "working", "watching", "digging", "learning", "exploring"})
+
+
+def _after(ws: list[str], start: int, word: str) -> str:
+    """The word after the first `word` at or after `start`."""
+    for j in range(start, len(ws) - 1):
+        if ws[j] == word:
+            return ws[j + 1]
+    return ""
+
+
 def _role(text: str) -> str | None:
     ws = words(_unquoted(text))
     bare = [w.removesuffix("'s") for w in ws]
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
-    done = False
+    done = progressive = False
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
     for i, w in enumerate(bare[:past]):
@@ -432,6 +444,8 @@ def _role(text: str) -> str | None:
                                                            "recently", "since", "pretty", "much"}), "")
             if nxt != "been" and nxt.endswith(("ed", "en", "wn", "ne", "ght")):
                 done = True  # "I've knocked out ...": the perfect says it is done
+            elif nxt == "been" and _after(bare, i, "been") in _READING_FORMS:
+                progressive = True  # "I've been reading X": begun, not necessarily finished
         elif w in {"reading", "readings", "background", "history"} and i > 0 and bare[i - 1] == "my":
             done = True  # "My reading so far: ..."
         elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]):
@@ -440,7 +454,7 @@ def _role(text: str) -> str | None:
             done = True  # "I've gone through", "I'm through"
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
-    begun = any(w in BEGUN_WORDS for w in bare) and not any(w in FINISHED_WORDS for w in bare)
+    begun = (progressive or any(w in BEGUN_WORDS for w in bare)) and not any(w in FINISHED_WORDS for w in bare)
     if negated:
         return "not-read"
     if begun:

@@ -345,3 +345,10 @@ def test_a_wish_that_names_its_own_place_outranks_the_place_not_started(reader):
     understood = reader.understand("I haven't started the Replication & Consensus topic yet, but I want to "
                                    "learn Query Execution first. What should I read?")
     assert understood.focus_topics == ["Query Execution"]
+
+
+def test_an_item_the_learner_has_been_reading_is_read_and_not_a_wish(reader):
+    understood = reader.understand("I've been reading Raft: Understandable Consensus. Now I want to go deeper into the Query "
+                                   "Execution topic. What should I read next?")
+    assert {r.title for r in understood.read} == {"Raft: Understandable Consensus"}
+    assert understood.focus_topics == ["Query Execution"]
