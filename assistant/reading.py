@@ -774,7 +774,8 @@ class Reader:
         for i in range(1, len(segments)):  # "everything by A and B": the quantifier covers the list
             before, ws = words(segments[i - 1]), words(segments[i])
             if any(w in {"everything", "all", "every"} for w in before) and not any(w in GROUP_WORDS for w in ws):
-                segments[i] = f"all {segments[i]}"
+                if not self._member_named(segments[i - 1], segments[i]):
+                    segments[i] = f"all {segments[i]}"
         for i in range(1, len(segments)):  # "FlashInfer and its design post": its = the one before
             if any(w in {"its", "their"} for w in words(segments[i])):
                 segments[i] = " ".join(_naming(segments[i - 1])) and f"{' '.join(words(_object_of(segments[i - 1])))} {segments[i]}"
@@ -795,6 +796,16 @@ class Reader:
                     not self.index.known(t) for t in content_terms(_object_of(seg))):
                 unplaced.append(_object_of(seg).strip()[:80])
         return out
+
+    def _member_named(self, group_phrase: str, phrase: str) -> bool:
+        """"all the repo resources of the X section, vLLM, SGLang": a name that is one item of the group just
+        named lists that group's members; it does not take the group's "all" ("all vLLM")."""
+        group = self.resolve(group_phrase)
+        if group is None or len(group.resources) < 2:
+            return False
+        members = {r.id for r in group.resources}
+        one = self.resolve(phrase, context=members)
+        return one is not None and len(one.resources) == 1 and one.resources[0].id in members
 
     def _plural(self, word: str) -> bool:
         """A plural head noun ("the X tutorials") that is not itself a title word ("ThunderKittens")."""

@@ -352,3 +352,19 @@ def test_an_item_the_learner_has_been_reading_is_read_and_not_a_wish(reader):
                                    "Execution topic. What should I read next?")
     assert {r.title for r in understood.read} == {"Raft: Understandable Consensus"}
     assert understood.focus_topics == ["Query Execution"]
+
+
+def _entry(position: int, title: str, section: str, kind: str) -> Resource:
+    slug = title.lower().replace(" ", "-").replace(":", "")
+    return Resource(id=slug, title=title, url=f"https://{slug}.example.org/", authors="", note="",
+                    topic="Serving", section=section, tier=1 if section == "Engines" else 2, kind=kind,
+                    position=position, list_anchor="#" + section.lower())
+
+
+def test_names_after_a_group_are_its_members_not_groups_of_their_own():
+    # "vLLM" alone also names the vLLM TPU post: after the group it means the group's own vLLM
+    reader = Reader([_entry(0, "vLLM", "Engines", "repo"), _entry(1, "SGLang", "Engines", "repo"),
+                     _entry(2, "Engines Handbook", "Engines", "book"),
+                     _entry(3, "vLLM TPU: a JAX backend for vLLM", "Backends", "blog")])
+    found = read_titles(reader, "I've read all the repo resources of the Engines section (vLLM, SGLang). Next?")
+    assert found == {"vLLM", "SGLang"}
