@@ -151,6 +151,17 @@ def test_a_sentence_that_only_points_at_a_source_is_dropped(verifier, evidence):
     assert [d.reason for d in verdict.dropped] == [DANGLING]
 
 
+def test_a_claim_whose_marker_stands_for_its_object_keeps_the_claim_without_the_pointer(verifier, evidence):
+    verdict = verifier.attribute("FlashAttention splits queries, keys and values into blocks that fit in on-chip "
+                                 "SRAM, as shown in [1].", evidence)
+    assert verdict.text == "FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1]."
+
+
+def test_a_pointer_with_too_little_before_it_is_still_dropped(verifier, evidence):
+    verdict = verifier.attribute("The blocks are described in [1].", evidence)
+    assert [d.reason for d in verdict.dropped] == [DANGLING]
+
+
 def test_a_free_sentence_cut_off_by_the_length_limit_is_dropped(verifier, evidence):
     verdict = verifier.attribute("FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1]. "
                                  "It then uses an online", evidence)
