@@ -379,10 +379,10 @@ class Verifier:
                 reason = CUT_OFF
             elif dangles(claim.text) and not (claim.cited and without_pointer(claim.text)):
                 reason = DANGLING
-            if not reason and dangles(claim.text):  # "... by [3].": the marker was the object; the claim stands
-                claim.text = without_pointer(claim.text)
             elif len(stems(claim.text) - question_stems) < MIN_NEW_WORDS:
                 reason = RESTATES
+            if not reason and dangles(claim.text):  # "... by [3].": the marker was the object; the claim stands
+                claim.text = without_pointer(claim.text)
             if reason:
                 claim.reason = reason
                 dropped.append(claim)
