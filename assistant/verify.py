@@ -271,6 +271,10 @@ def dangles(claim: str) -> bool:
 _POINTING_TAIL = frozenset({"by", "in", "from", "at", "to", "of", "with", "via", "on", "see", "according", "as",
                             "shown", "described", "reported", "given", "stated"})
 MIN_CLAIM_WORDS = 6  # what is left once the pointing words go must still say something on its own
+# a finite verb, roughly: an auxiliary, or a word after the first ending like "reduces" / "reduced" (a plural noun
+# passes too); "An illustration of memory wastage ... management" has none and is no claim
+_AUXILIARY = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|can|could|will|would|may|might|must|should|"
+                        r"does|do|did)\b", re.IGNORECASE)
 
 
 def without_pointer(claim: str) -> str:
@@ -283,7 +287,8 @@ def without_pointer(claim: str) -> str:
     while body and body[-1].lower().strip(",") in _POINTING_TAIL:
         body.pop()
     rest = " ".join(body).rstrip(",;: ")
-    if len(rest.split()) < MIN_CLAIM_WORDS or dangles(rest):
+    inflected = any(w.lower().endswith(("s", "ed")) for w in rest.split()[1:])
+    if len(rest.split()) < MIN_CLAIM_WORDS or dangles(rest) or not (_AUXILIARY.search(rest) or inflected):
         return ""
     return rest + "."
 

@@ -157,6 +157,12 @@ def test_a_claim_whose_marker_stands_for_its_object_keeps_the_claim_without_the_
     assert verdict.text == "FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1]."
 
 
+def test_a_pointer_after_a_phrase_with_no_verb_is_still_dropped(verifier, evidence):
+    verdict = verifier.attribute("An illustration of the tiling of exact attention in on-chip SRAM, as shown in [1].",
+                                 evidence)
+    assert [d.reason for d in verdict.dropped] == [DANGLING]
+
+
 def test_a_pointer_with_too_little_before_it_is_still_dropped(verifier, evidence):
     verdict = verifier.attribute("The blocks are described in [1].", evidence)
     assert [d.reason for d in verdict.dropped] == [DANGLING]
