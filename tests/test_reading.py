@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.reading import Reader, split_clauses
 from core.records import Resource
 from planner_fixture import reader, resources  # noqa: F401 - fixtures
@@ -329,22 +331,17 @@ def test_a_question_without_a_verb_is_a_wish_not_a_reading_history(reader):
                                          "Jepsen: Clock Skew"}
 
 
-def test_a_place_not_yet_started_is_the_focus_when_the_wish_names_no_place(reader):
-    understood = reader.understand("I haven't been diving into the Replication & Consensus topic yet. Can you "
-                                   "recommend some good posts for practice?")
-    assert understood.focus_topics == ["Replication & Consensus"]
-
-
-def test_a_wish_that_names_a_product_outranks_the_place_not_started(reader):
-    understood = reader.understand("I haven't been diving into the Replication & Consensus topic yet. Can you "
-                                   "recommend some good posts about LLVM?")
-    assert understood.focus_topics == ["Query Execution"]
-
-
-def test_a_wish_that_names_its_own_place_outranks_the_place_not_started(reader):
-    understood = reader.understand("I haven't started the Replication & Consensus topic yet, but I want to "
-                                   "learn Query Execution first. What should I read?")
-    assert understood.focus_topics == ["Query Execution"]
+@pytest.mark.parametrize(("wish", "focus"), [
+    pytest.param("Can you recommend some good posts for practice?", "Replication & Consensus",
+                 id="a wish naming no place: the place not yet started"),
+    pytest.param("Can you recommend some good posts about LLVM?", "Query Execution",
+                 id="a wish naming a product: the product's place"),
+    pytest.param("But I want to learn Query Execution first. What should I read?", "Query Execution",
+                 id="a wish naming its own place: that place"),
+])
+def test_the_focus_beside_a_place_not_yet_started(reader, wish, focus):
+    understood = reader.understand(f"I haven't been diving into the Replication & Consensus topic yet. {wish}")
+    assert understood.focus_topics == [focus]
 
 
 def test_an_item_the_learner_has_been_reading_is_read_and_not_a_wish(reader):
