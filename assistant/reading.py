@@ -937,7 +937,7 @@ class Reader:
     def interest(self, text: str) -> dict[str, float]:
         """How strongly the words point at each topic (0..1): catalog words (names count fully, titles
         and notes less), blended with embedding similarity to the sections' descriptions."""
-        said = [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
+        said = self._known_terms(text)
         specific = [t for t in said if not self.index.generic(t)]
         terms = specific or said  # "Triton kernels": the words every topic uses say nothing of where to go
         if not terms:
@@ -991,7 +991,7 @@ class Reader:
         if not any(w in SUBJECT_CUES for w in ws):
             return "", []
         text = _THE_LIST.sub(" ", want)
-        said = [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
+        said = self._known_terms(text)
         terms = [t for t in said if not self.index.generic(t)]
         named = set().union(*(self.index.topic_terms[t] for t in self.index.topics_named(want)))
         if not terms or named and not any(self._name_like(t) for t in terms if t not in named):
@@ -1016,8 +1016,11 @@ class Reader:
     def _vague(self, want: str) -> bool:
         """A wish that names no place of the guide and no product or paper: the topics its ordinary words
         touch are weaker evidence of a focus than a place the learner says they have not started."""
-        terms = [t for t in (self.index.canon(t) for t in content_terms(want)) if self.index.known(t)]
-        return not self.index.places_named(want) and not any(self._name_like(t) for t in terms)
+        return not self.index.places_named(want) and not any(self._name_like(t) for t in self._known_terms(want))
+
+    def _known_terms(self, text: str) -> list[str]:
+        """The text's content terms in the catalog's canonical form, those the catalog knows, once each."""
+        return [t for t in dict.fromkeys(self.index.canon(t) for t in content_terms(text)) if self.index.known(t)]
 
     def _name_like(self, term: str) -> bool:
         """A product or paper name rather than an ordinary word: not in the embedder's English word list

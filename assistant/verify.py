@@ -377,17 +377,19 @@ class Verifier:
         dropped: list[Claim] = []
         for claim, vec in distinct(claims, claim_vecs):
             ended = bool(claim.cited) or claim.text.rstrip().endswith((".", "!", "?"))  # "... [1]." ended
+            # "... by [3].": the marker was the object; the claim without the pointing words may stand
+            repaired = without_pointer(claim.text) if claim.cited and dangles(claim.text) else ""
             reason = ""
             if _DECLINE.search(claim.text):
                 reason = DECLINED
             elif claim is claims[-1] and not ended:
                 reason = CUT_OFF
-            elif dangles(claim.text) and not (claim.cited and without_pointer(claim.text)):
+            elif dangles(claim.text) and not repaired:
                 reason = DANGLING
             elif len(stems(claim.text) - question_stems) < MIN_NEW_WORDS:
                 reason = RESTATES
-            if not reason and dangles(claim.text):  # "... by [3].": the marker was the object; the claim stands
-                claim.text = without_pointer(claim.text)
+            if not reason and repaired:
+                claim.text = repaired
             if reason:
                 claim.reason = reason
                 dropped.append(claim)
