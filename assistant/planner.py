@@ -190,7 +190,7 @@ class NextReads:
         plan = plan_next(self.resources, read, k=k, interest_scores=understanding.interest,
                          focus_threshold=self.focus_threshold,
                          reading_ids={i for i, st in states.items() if st == "reading"},
-                         skipped_ids={i for i, st in states.items() if st == "skipped"},
+                         skipped_ids={i for i, st in states.items() if st == "skipped"} | {r.id for r in understanding.named},
                          subject=understanding.subject, subject_ids=understanding.subject_ranking)
         return understanding, plan
 
@@ -226,6 +226,9 @@ def explain(understanding: Understanding, plan: Plan, profile_read: set[str],
     if understanding.unplaced:
         lines.append(f"I couldn't place: {'; '.join(understanding.unplaced)} (not counted; use a title from the "
                      "guide, or tick it in the Guide tab).")
+    if understanding.named:
+        lines.append(f"Named, not counted as read: {'; '.join(r.title for r in understanding.named[:3])} (left out of "
+                     "the picks; say \"I've read …\" or tick it in the Guide tab to count it).")
     asked = [t for t in plan.focus_topics if understanding.interest.get(t, 0.0) > 0]
     if understanding.subject:
         lines.append(f"Asked about: {understanding.subject}, across every topic of the guide.")

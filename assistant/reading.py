@@ -579,6 +579,7 @@ class Understanding:
     unplaced: list[str] = field(default_factory=list)  # read mentions that link to nothing ("I couldn't place")
     subject: str = ""  # "anything else about X": X, when the learner asks across the guide by subject
     subject_ranking: list[str] = field(default_factory=list)  # resource ids about X, best first
+    named: list[Resource] = field(default_factory=list)  # named beside the question, not counted as read: never picked
 
     @property
     def read_ids(self) -> set[str]:
@@ -638,6 +639,7 @@ class Reader:
         asks = any(c.role == "want" for c in clauses)
         mentions: list[Mention] = []
         unplaced: list[str] = []
+        aside: list[Resource] = []
         for clause in clauses:
             if clause.role == "read":
                 found, missed = self.mentions_placed(clause.text)
@@ -659,6 +661,9 @@ class Reader:
                 named = [m for m in found if bare and (m.group is not None or len(m.resources) > 1) or
                          m.group is None and all(self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources)]
                 mentions += named
+                # "FP8 TMA. What next?": a lone nickname is too weak to count as read, too plain to recommend
+                aside += [r for m in found if bare and m not in named and m.group is None and len(m.resources) == 1
+                          and not all(self.index.generic(t) for t in content_terms(m.phrase)) for r in m.resources]
                 if not named:
                     clause.role = "want"
         read: dict[str, Resource] = {}
@@ -682,8 +687,10 @@ class Reader:
         if read and not subject and _ANAPHOR.search(want) and not self.index.places_named(want):
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
+        named_aside = [r for r in dict.fromkeys(aside) if r.id not in read]
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
-                             unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking)
+                             unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
+                             named=named_aside)
 
     def _named_within(self, tail: str, members: list[Resource]) -> set[str]:
         """The ids among `members` an "except ..." names: a tier, a section, or resources."""

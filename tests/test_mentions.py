@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.mentions import Linker, looks_like_a_name, quoted_spans, split_mentions
-from assistant.planner import explain, plan_next
+from assistant.planner import NextReads, explain, plan_next
 from assistant.reading import CatalogIndex, Reader
 from core.records import Resource
 from planner_fixture import reader, resources  # noqa: F401 - fixtures
@@ -108,3 +108,22 @@ def test_a_quoted_titles_author_stays_with_the_title(reader):
     found = reader.understand('I\'ve read "Compiling Queries with LLVM, Part 1" by Neumann. Next?')
     assert {r.title for r in found.read} == {"Compiling Queries with LLVM, Part 1"}
 
+
+
+# --- a short name alone beside the question ------------------------------------------------------------------
+
+
+def test_a_lone_short_name_beside_the_question_is_named_not_read(reader):
+    found = reader.understand("The Vectorization post. What should I read next?")
+    assert found.read == []
+    assert [r.title for r in found.named] == ["Vectorization vs Compilation in Query Execution"]
+
+
+def test_a_named_item_is_never_picked_and_the_answer_says_so(resources):
+    answer = NextReads(resources).answer("The Vectorization post. What should I read next?", set(), k=5)
+    assert "Vectorization vs Compilation in Query Execution" not in [c.title for c in answer.citations]
+    assert "Named, not counted as read: Vectorization vs Compilation in Query Execution" in answer.text
+
+
+def test_a_word_of_the_field_alone_names_nothing(reader):
+    assert reader.understand("Hey, execution. What should I read next?").named == []
