@@ -537,6 +537,15 @@ def split_clauses(text: str) -> list[Clause]:
                 while j >= 0 and parts[j][1] is None:
                     parts[j][1] = "read"
                     j -= 1
+        wish = next((t for t, role in parts if role is not None), "")
+        if not asks and parts and parts[0][1] is None and any(role == "want" for _, role in parts) and not (
+                _ANAPHOR.search(wish)):
+            # "A, B and all the Tier 1 items of X, I'm interested in Y.": the names before the wish are a bare
+            # list; "X, I'd like to read it next" names the wish's object
+            for part in parts:
+                if part[1] is not None:
+                    break
+                part[1] = "maybe"
         if not any(role == "want" for _, role in parts) and not asks:
             # "PMPP and the CUDA guide under my belt.": a sentence that asks nothing lists what was read;
             # a question without a verb ("Like a section about memory?") still asks

@@ -365,3 +365,18 @@ def test_names_after_a_group_are_its_members_not_groups_of_their_own():
                      _entry(3, "vLLM TPU: a JAX backend for vLLM", "Backends", "blog")])
     found = read_titles(reader, "I've read all the repo resources of the Engines section (vLLM, SGLang). Next?")
     assert found == {"vLLM", "SGLang"}
+
+
+# --- names listed before the wish -------------------------------------------------------------------------
+
+
+def test_names_listed_before_the_wish_in_one_sentence_are_read(reader):
+    text = ("Optimistic Lock Coupling, Morsel-Driven Parallelism and all the Tier 1 items of Replication & Consensus, "
+            "I am interested in the Query Execution topic now. Which one should I take?")
+    assert read_titles(reader, text) == {"Optimistic Lock Coupling", "Morsel-Driven Parallelism",
+                                         "Raft: Understandable Consensus", "Jepsen: Testing Partitions",
+                                         "Jepsen: Clock Skew"}
+
+
+def test_a_name_the_wish_points_back_to_is_its_object_not_a_read(reader):
+    assert read_titles(reader, "Bw-Tree: A Latch-Free B-Tree, I would like to read it next. Any thoughts?") == set()
