@@ -96,6 +96,7 @@ RESTATES = "only restates the question"
 DANGLING = "points at a source instead of saying something"
 BORROWED = "names {facts} that its passage does not hold"
 MISBOUND = "gives {facts} to {name}; its passage says it of something else"
+MISCOUNTED = "counts something else with {facts} than its passage does"
 # Neighbouring distinct sentences of the archive's pages reach this cosine 0.2 % of the time (4,000 pairs,
 # docs/answers.md), and those differ in a number ("FP16 ... FP32 Accumulate"): above it, a paraphrase.
 REPEAT_COSINE = 0.90
@@ -258,6 +259,47 @@ def unbound_numbers(claim: str, source: EvidenceSource) -> tuple[str, list[str]]
     return name, misbound
 
 
+# a number of two or more digits (or with a decimal point) that counts something: not a version glued to a
+# name ("FlashAttention-2", "EAGLE-3") nor a label's number after a capitalised word ("Tier 2", "Part 12")
+_COUNT = r"(?<![\w.-])(?<![A-Z] )(?<![A-Z][a-z] )(?<![A-Z][a-z]{2} )(?<![A-Z][a-z]{3} )(\d{2,}(?:[.,]\d+)*|\d\.\d+)(?![\w.]*\w)"
+_NUMBER_OF = re.compile(r"\b[Nn]umber of ((?:[A-Za-z][\w-]*\s+){0,2}?[A-Za-z][\w-]*)\s+"
+                        r"(?:(?:per|on|in|for|with)\s+(?:an?\s+|the\s+)?[A-Za-z][\w-]*\s+){0,2}"
+                        r"(?:is|are|was|were|remains|of|=|:)\s+(?:(?:about|around|up to|at most|at least|only|just)\s+)?"
+                        + _COUNT)
+_COUNT_OF = re.compile(_COUNT + r"((?:\s+[A-Za-z][\w/-]*){1,3})")
+
+
+def quantities(sentence: str) -> dict[str, set[str]]:
+    """Each counting number of a sentence → the terms of what it counts: "the number of X (per Y) is N"
+    gives X, "N X" the words after N up to a stop word ("255 registers", "32 thread blocks")."""
+    out: dict[str, set[str]] = {}
+    for m in _NUMBER_OF.finditer(sentence):
+        out.setdefault(m.group(2).replace(",", ""), set()).update(terms(m.group(1)))
+    for m in _COUNT_OF.finditer(sentence):
+        counted: list[str] = []
+        for word in m.group(2).split():
+            if not terms(word):
+                break
+            counted += terms(word)
+        if counted:
+            out.setdefault(m.group(1).replace(",", ""), set()).update(counted)
+    return out
+
+
+def miscounted(claim: str, source: EvidenceSource) -> list[str]:
+    """The claim's numbers that count one thing while every passage sentence stating them counts another:
+    "the maximum number of threads per block is 255" from "the maximum number of registers per thread is
+    255". A number whose passage sentence does not say what it counts is left alone."""
+    texts = [s.text for s in source.sentences]
+    out = []
+    for number, counted in quantities(_MARKERS.sub(" ", claim)).items():
+        stating = [t for t in texts if number in numbers(t)]
+        theirs = [quantities(t).get(number) for t in stating]
+        if stating and all(theirs) and not any(counted & t for t in theirs if t):
+            out.append(number)
+    return out
+
+
 def dangles(claim: str) -> bool:
     """The sentence ends on a word that needs an object (its marker was the object), or on a colon."""
     body = claim.rstrip().rstrip(".!?").rstrip()
@@ -407,10 +449,12 @@ class Verifier:
                 gaps = missing_facts(claim.text, src.text, f"{evidence.question} {src.resource.title}")
                 if not gaps:
                     name, unbound = unbound_numbers(claim.text, src)
-                    if not unbound:
+                    counts = miscounted(claim.text, src)
+                    if not unbound and not counts:
                         chosen = n
                         break
-                    misbound = misbound or MISBOUND.format(facts=", ".join(unbound), name=name)
+                    misbound = misbound or (MISBOUND.format(facts=", ".join(unbound), name=name) if unbound
+                                            else MISCOUNTED.format(facts=", ".join(counts)))
                     continue
                 missing = missing or gaps
             best = chosen if chosen is not None else max(by_n, key=lambda n: scored[n][0])

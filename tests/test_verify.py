@@ -12,6 +12,7 @@ from assistant.verify import (
     DANGLING,
     DECLINED,
     MISBOUND,
+    MISCOUNTED,
     NO_SOURCE,
     RESTATES,
     UNSUPPORTED,
@@ -22,9 +23,12 @@ from assistant.verify import (
     numbers,
     split_claims,
     strip_control,
+    miscounted,
+    quantities,
     unbound_numbers,
 )
 from core.settings import Settings
+from core.text import terms
 from index.records import ResourceHit
 
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
@@ -262,3 +266,42 @@ def test_a_number_said_of_no_family_member_is_left_alone():
 def test_a_name_without_a_family_base_binds_nothing():
     source = source_of("The A100 reaches 312 TFLOPS.", "The H100 has a tensor memory accelerator.")
     assert unbound_numbers("The H100 reaches 312 TFLOPS.", source) == ("", [])
+
+
+# --- a number counts what its passage says it counts ----------------------------------------------------
+
+LIMITS = ("The register file size is 64K 32-bit registers per SM.",
+          "The maximum number of registers per thread is 255.",
+          "The maximum number of thread blocks per SM is 32 for devices of compute capability 9.0.")
+
+
+def test_what_a_number_counts_is_read_from_both_phrasings():
+    assert quantities("The maximum number of registers per thread is 255.") == {"255": terms("registers")}
+    assert quantities("An SM holds up to 32 thread blocks.")["32"] == terms("thread blocks")
+
+
+def test_a_version_or_a_label_number_counts_nothing():
+    assert quantities("FlashAttention-2 changed the mask; Tier 12 posts follow.") == {}
+
+
+def test_a_number_the_passage_says_of_another_quantity_is_miscounted():
+    assert miscounted("The maximum number of threads per block is 255.", source_of(*LIMITS)) == ["255"]
+    assert miscounted("We can keep up to 255 threads active on one multiprocessor.", source_of(*LIMITS)) == ["255"]
+
+
+def test_a_number_said_of_its_own_quantity_is_not_miscounted():
+    assert miscounted("Each thread can use up to 255 registers.", source_of(*LIMITS)) == []
+    assert miscounted("An SM can hold 32 blocks at once.", source_of(*LIMITS)) == []
+
+
+def test_a_number_whose_passage_does_not_say_what_it_counts_is_left_alone():
+    assert miscounted("The kernel uses 255 threads.", source_of("The best block size we found was 255.")) == []
+
+
+def test_a_sentence_that_counts_the_wrong_thing_is_dropped(verifier):
+    resource = load_corpus()[1][0]
+    sents = [EvidenceSentence(text, 0, (0, i), 1.0, position=i) for i, text in enumerate(LIMITS)]
+    evidence = Evidence("How many registers can a Hopper thread use?", [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    verdict = verifier.attribute("The maximum number of threads per block on Hopper is 255 [1].", evidence)
+    assert not verdict.kept
+    assert verdict.dropped[0].reason == MISCOUNTED.format(facts="255")
