@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from rapidfuzz.distance import OSA
 
 from assistant.evidence import Evidence, EvidenceSource, refers_back
 from assistant.sentences import sentences as split_sentences
@@ -157,6 +158,7 @@ def support_units(sentences: list[str]) -> list[str]:
 
 _NUMBER_FACT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[A-Za-z][\w.+-]*[\w+]|[A-Za-z]")
+_LETTERS = re.compile(r"[A-Za-z]+")
 # General English words a sentence cannot end on: "... is [2]." says nothing once the marker is gone.
 _DANGLING_ENDS = frozenset({
     "a", "an", "the", "is", "are", "was", "were", "be", "of", "in", "on", "at", "by", "to", "for", "from", "with",
@@ -206,6 +208,24 @@ def missing_facts(claim: str, passages: str, also_names: str = "") -> list[str]:
             continue  # a bare number: checked above
         out.append(name)
     return out
+
+
+MIN_RESPELLED = 6  # shorter names are too often another real name one letter away ("Mamba" / "Mambo")
+
+
+def respelled(claim: str, reference: str) -> str:
+    """The claim with each name the model misspelt by one edit ("Salukova") in the reference's spelling
+    ("Salykova"), when exactly one word of the reference (the passages, the question, the title) is that
+    close: a typo of a name the sources hold is no borrowed name, and the learner reads it right."""
+    have = _normal(reference)
+    spellings = {w for w in _LETTERS.findall(reference) if len(w) >= MIN_RESPELLED - 1}
+    for name in sorted(names(claim)):
+        if len(name) < MIN_RESPELLED or not name.isalpha() or f" {name.lower()} " in have:
+            continue
+        near = {w for w in spellings if w[0].lower() == name[0].lower() and OSA.distance(w.lower(), name.lower()) == 1}
+        if len(near) == 1:
+            claim = re.sub(rf"\b{re.escape(name)}\b", near.pop(), claim)
+    return claim
 
 
 _VERSION = r"[-\s]?([vV]?\d[\w.]*)"  # "-2", " V2", "4" after a name
@@ -446,12 +466,15 @@ class Verifier:
             chosen = None
             for n in order:
                 src = by_n[n]
-                gaps = missing_facts(claim.text, src.text, f"{evidence.question} {src.resource.title}")
+                also = f"{evidence.question} {src.resource.title}"
+                text = respelled(claim.text, f"{src.text} {also}")
+                gaps = missing_facts(text, src.text, also)
                 if not gaps:
-                    name, unbound = unbound_numbers(claim.text, src)
-                    counts = miscounted(claim.text, src)
+                    name, unbound = unbound_numbers(text, src)
+                    counts = miscounted(text, src)
                     if not unbound and not counts:
                         chosen = n
+                        claim.text = text
                         break
                     misbound = misbound or (MISBOUND.format(facts=", ".join(unbound), name=name) if unbound
                                             else MISCOUNTED.format(facts=", ".join(counts)))

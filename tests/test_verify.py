@@ -25,6 +25,7 @@ from assistant.verify import (
     strip_control,
     miscounted,
     quantities,
+    respelled,
     unbound_numbers,
 )
 from core.settings import Settings
@@ -305,3 +306,27 @@ def test_a_sentence_that_counts_the_wrong_thing_is_dropped(verifier):
     verdict = verifier.attribute("The maximum number of threads per block on Hopper is 255 [1].", evidence)
     assert not verdict.kept
     assert verdict.dropped[0].reason == MISCOUNTED.format(facts="255")
+
+
+# --- a name misspelt by one letter takes the sources' spelling --------------------------------------------
+
+
+def test_a_name_one_letter_off_a_source_name_takes_its_spelling():
+    assert respelled("The Salukova post reaches 80% of peak.", "Salykova's SGEMM post reaches 80% of peak.") == (
+        "The Salykova post reaches 80% of peak.")
+
+
+def test_a_short_name_one_letter_off_is_left_as_written():
+    assert respelled("The Mambo paper is fast.", "Mamba is a state space model.") == "The Mambo paper is fast."
+
+
+def test_a_name_with_two_near_spellings_is_left_as_written():
+    assert respelled("Kowalsky wrote it.", "Kowalski and Kowalska wrote it.") == "Kowalsky wrote it."
+
+
+def test_a_misspelt_name_is_repaired_not_dropped(verifier):
+    resource = load_corpus()[1][0]
+    sents = [EvidenceSentence("Salykova's SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090.", 0, (0, 0), 1.0)]
+    evidence = Evidence("How fast is the SGEMM kernel?", [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    verdict = verifier.attribute("The Salukova SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090 [1].", evidence)
+    assert [c.text for c in verdict.kept] == ["The Salykova SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090"]
