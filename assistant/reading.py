@@ -454,7 +454,9 @@ def _role(text: str) -> str | None:
             done = True  # "I've gone through", "I'm through"
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
-    begun = (progressive or any(w in BEGUN_WORDS for w in bare)) and not any(w in FINISHED_WORDS for w in bare)
+    # "help me get started" wishes; "I got started on X" began
+    began = any(w in BEGUN_WORDS and not (i and bare[i - 1] in {"get", "getting", "gets"}) for i, w in enumerate(bare))
+    begun = (progressive or began) and not any(w in FINISHED_WORDS for w in bare)
     if negated:
         return "not-read"
     if begun:

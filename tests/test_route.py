@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.planner import NextReads
+from assistant.reading import split_clauses
 from assistant.route import FEATURES, concept_feature, fit_logistic, request_feature
 from core.records import Resource
 from core.settings import PlannerSettings, Settings
@@ -44,6 +45,14 @@ def test_a_reading_history_with_a_request_goes_to_the_planner(next_reads):
 
 def test_asking_where_to_start_goes_to_the_planner(next_reads):
     assert next_reads.decide("Where should I start if I want to learn about consensus?").route == "next"
+
+
+def test_asking_for_a_book_to_get_started_goes_to_the_planner(next_reads):
+    assert next_reads.decide("I'm new to databases. Can you recommend a book to help me get started?").route == "next"
+
+
+def test_get_started_is_a_wish_not_a_history():
+    assert [c.role for c in split_clauses("Can you recommend a book to help me get started?")] == ["want"]
 
 
 def test_a_concept_question_goes_to_search_even_after_a_history(next_reads):
