@@ -381,6 +381,7 @@ _SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=
 _PREPOSITIONS = frozenset({"for", "to", "on", "in", "about", "into", "with", "that", "this", "it", "i", "we"})
 _EXCEPT = re.compile(r"\b(?:except(?: for)?|excluding|apart from|other than|but not|minus)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
+_WHOLE = re.compile(r"\b(?:whole|entire|all of)\b", re.IGNORECASE)
 _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|every(?:thing| item)? (?:of|in) the)\s+"
                          r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
@@ -405,7 +406,8 @@ def _protect_quotes(text: str) -> str:
 
 
 # "I've been reading/going through X": the progressive of reading
-_READING_FORMS = frozenset({"reading", "studying", "going", "working", "watching", "digging", "learning", "exploring"})
+_READING_FORMS = frozenset({"reading", "studying", "going", "working", "watching", "digging", "learning", "exploring",
+                            "diving", "delving"})
 
 
 def _after(ws: list[str], start: int, word: str) -> str:
@@ -657,9 +659,12 @@ class Reader:
                 mentions += found
                 unplaced += missed
             elif clause.role == "begun":  # "I jumped into DeepGEMM and the advanced material": DeepGEMM is read
-                mentions += [m for m in self.mentions(clause.text) if m.group is None and len(m.resources) == 1
-                             and not self.index.places_named(m.phrase)
-                             and self.index.spelled_out(content_terms(m.phrase), m.resources[0].id)]
+                # ... a place's name is the place ("jumped into FlashAttention"), unless a version names the item
+                mentions += [m for m in self.mentions(clause.text) if (
+                    m.group is None and len(m.resources) == 1
+                    and (not self.index.places_named(m.phrase) or re.search(r"[A-Za-z]-?\d", m.phrase))
+                    and self.index.spelled_out(content_terms(m.phrase), m.resources[0].id)
+                ) or m.group is not None and _WHOLE.search(m.phrase)]  # "been reading the whole X topic"
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier

@@ -380,3 +380,20 @@ def test_names_listed_before_the_wish_in_one_sentence_are_read(reader):
 
 def test_a_name_the_wish_points_back_to_is_its_object_not_a_read(reader):
     assert read_titles(reader, "Bw-Tree: A Latch-Free B-Tree, I would like to read it next. Any thoughts?") == set()
+
+
+# --- what was begun ----------------------------------------------------------------------------------------
+
+
+def test_a_versioned_title_begun_is_the_item_not_the_place_it_shares_words_with(reader):
+    text = "I started Calvin-2: Faster Deterministic Transactions and got lost. Did I skip something?"
+    assert read_titles(reader, text) == {"Calvin-2: Faster Deterministic Transactions"}
+
+
+def test_diving_into_a_title_is_a_history_not_a_wish(reader):
+    assert read_titles(reader, "I've been diving into Morsel-Driven Parallelism. What next?") == {"Morsel-Driven Parallelism"}
+
+
+def test_a_whole_topic_one_has_been_reading_counts_as_read(reader):
+    text = "So far I've been reading the whole Storage Engines topic. What should I read next?"
+    assert read_titles(reader, text) == {r.title for r in reader.resources if r.topic == "Storage Engines"}
