@@ -373,7 +373,7 @@ class Clause:
 _THROUGH_VERBS = frozenset({"gone", "went", "worked", "been", "got", "read", "i'm", "im", "am", "are", "is", "be",
                             "made", "make"})
 _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
-_PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|\bwhile\b"
+_PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|(?=\bwhile\b)"
                     r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would)\b)", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=\s+(?:i|i'm|i'd|we|my)\b)",
@@ -456,6 +456,8 @@ def _role(text: str) -> str | None:
             done = True  # "I've gone through", "I'm through"
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
+    if bare[:1] == ["while"] and bare[1:2] and bare[1] in _READING_FORMS:
+        progressive = True  # "I got lost while diving into X": X was begun
     # "help me get started" wishes; "I got started on X" began
     began = any(w in BEGUN_WORDS and not (i and bare[i - 1] in {"get", "getting", "gets"}) for i, w in enumerate(bare))
     begun = (progressive or began) and not any(w in FINISHED_WORDS for w in bare)

@@ -397,3 +397,9 @@ def test_diving_into_a_title_is_a_history_not_a_wish(reader):
 def test_a_whole_topic_one_has_been_reading_counts_as_read(reader):
     text = "So far I've been reading the whole Storage Engines topic. What should I read next?"
     assert read_titles(reader, text) == {r.title for r in reader.resources if r.topic == "Storage Engines"}
+
+
+def test_a_place_one_got_lost_in_while_diving_into_it_is_back_filled_not_a_focus(reader):
+    understood = reader.understand("I read Optimistic Lock Coupling. I got lost while diving into the more advanced "
+                                   "material in Storage Engines. Did I miss anything?")
+    assert understood.focus_topics == []
