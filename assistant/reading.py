@@ -73,6 +73,8 @@ _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # nouns that stand for "a resource" and name nothing
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
+_COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
+_YES_NO_OPENERS = frozenset({"have", "has", "does", "do", "did", "is", "are"})
 TIER_NUMBERS = {"one": 1, "two": 2, "three": 3, "first": 1, "second": 2, "third": 3, "1": 1, "2": 2, "3": 3}
 # the catalog's kinds, and the general nouns a learner uses for them
 KIND_NOUNS = {
@@ -461,6 +463,8 @@ def _role(text: str) -> str | None:
     # "help me get started" wishes; "I got started on X" began
     began = any(w in BEGUN_WORDS and not (i and bare[i - 1] in {"get", "getting", "gets"}) for i, w in enumerate(bare))
     begun = (progressive or began) and not any(w in FINISHED_WORDS for w in bare)
+    if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
+        return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
     if negated:
         return "not-read"
     if begun:
@@ -1013,7 +1017,9 @@ class Reader:
         across every topic, best first. Only when the learner asks past what they have (SUBJECT_CUES) and
         names something more specific than the whole field."""
         ws = [w.removesuffix("'s") for w in words(want)]
-        if not any(w in SUBJECT_CUES for w in ws):
+        # "Have you covered Hopper in the guide?", "Does the guide cover X?": whether the guide has X at all
+        covers = any(w in _COVER_VERBS for w in ws) and any(w in _YES_NO_OPENERS for w in ws)
+        if not covers and not any(w in SUBJECT_CUES for w in ws):
             return "", []
         text = _THE_LIST.sub(" ", want)
         said = self._known_terms(text)

@@ -403,3 +403,16 @@ def test_a_place_one_got_lost_in_while_diving_into_it_is_back_filled_not_a_focus
     understood = reader.understand("I read Optimistic Lock Coupling. I got lost while diving into the more advanced "
                                    "material in Storage Engines. Did I miss anything?")
     assert understood.focus_topics == []
+
+
+# --- asking whether the guide covers a subject --------------------------------------------------------------
+
+
+def test_asking_whether_the_assistant_covered_a_subject_reads_nothing(reader):
+    assert read_titles(reader, "Have you covered compaction in the guide?") == set()
+
+
+def test_asking_whether_the_guide_covers_a_subject_after_a_whole_topic_asks_about_it(reader):
+    understood = reader.understand("I've read the whole Storage Engines topic. Have you covered JIT in the guide?")
+    assert understood.subject == "jit"
+    assert [r.title for r in reader.resources if r.id == understood.subject_ranking[0]] == ["Engine JIT Reference"]
