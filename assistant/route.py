@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.reading import Reader, Understanding, split_clauses, words
+from assistant.reading import Reader, Understanding, kind_of, split_clauses, words
 from core.logistic import fit_logistic as core_fit_logistic
 from core.logistic import logistic
 
@@ -104,6 +104,25 @@ def _asks_the_list(ws: list[str], sentence: list[str]) -> bool:
     return any(w in _THE_LIST_WORDS for w in ws) and any(w in REQUEST_WORDS or w in _ASKING_VERBS for w in sentence)
 
 
+# nouns that name reading material in general (the catalog's kinds are added by reading.kind_of)
+_READING_NOUNS = frozenset({"resource", "resources", "read", "reads", "reading", "readings", "material", "materials"})
+
+
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+
+
+def _names_reading(sentence: str, verb: str) -> bool:
+    """"What is the next book I should explore", "what are some good resources to ...": after "what is/are"
+    comes reading material and no name at all, so the sentence asks for reading, not what a thing is ("What is
+    the FlashAttention paper about?", "what are the papers behind EvoEngineer?" name one)."""
+    tokens = re.findall(r"[\w'-]+", sentence)
+    lowered = [t.lower() for t in tokens]
+    start = next((i + 2 for i, t in enumerate(lowered[:-1]) if t == "what" and lowered[i + 1] == verb), None)
+    if start is None or any(re.search(r"[A-Z0-9]", t) and t.lower() not in _FIRST_PERSON for t in tokens[start:]):
+        return False
+    return any(t in _READING_NOUNS or kind_of(t) for t in lowered[start:start + 7])
+
+
 def concept_feature(question: str) -> float:
     """1 when a clause asks how or why something works, or what a thing is."""
     for sentence in re.split(r"[.?!\n]+", question):
@@ -112,7 +131,7 @@ def concept_feature(question: str) -> float:
         ws = words(sentence)
         if ws and (ws[0] in _CONCEPT_OPENERS or ws[0] == "how" and ws[1:2] and ws[1] in _AUXILIARIES - {"do"} or (
                 ws[0] == "what" and ws[1:2] and ws[1] in _WHAT_VERBS and not (ws[2:3] and ws[2] in {"next", "i", "we", "you"})
-                and not _asks_the_list(ws[2:4], ws))):
+                and not _asks_the_list(ws[2:4], ws) and not _names_reading(sentence, ws[1]))):
             return 1.0
     for clause in split_clauses(question):
         ws = [w for w in words(clause.text) if w not in {"exactly", "actually", "really", "even"}]
@@ -125,10 +144,12 @@ def concept_feature(question: str) -> float:
                 return 1.0
             if (w == "what" and i + 1 < len(ws) and ws[i + 1] in _WHAT_VERBS
                     and not (ws[i + 2:i + 3] and ws[i + 2] in {"next", "i", "we", "you"})  # not "what do I ..."
-                    and not _asks_the_list(ws[i + 2:i + 4], ws)):  # nor "what does the guide suggest"
+                    and not _asks_the_list(ws[i + 2:i + 4], ws)  # nor "what does the guide suggest"
+                    and not _names_reading(clause.text, ws[i + 1])):  # nor "what is the next book to read"
                 return 1.0
             if w in {"what", "which", "how"} and any(  # "what gain did it report": a fact about a thing
                     a in _AUXILIARIES and b in _THING_SUBJECTS and not _asks_the_list(ws[j + 1:j + 2], ws)
+                    and not (j == i + 2 and _names_reading(clause.text, a))
                     for j, (a, b) in enumerate(zip(ws[i + 1:], ws[i + 2:]), start=i + 2)):
                 return 1.0
     return 0.0

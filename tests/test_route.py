@@ -172,6 +172,16 @@ def test_what_the_guide_suggests_reading_next_is_no_concept_question() -> None:
     assert concept_feature("I've not read anything; no focus yet. What does the guide suggest next?") == 0.0
 
 
+def test_what_is_the_next_book_to_read_is_no_concept_question() -> None:
+    assert concept_feature("I haven't read anything yet. What is the next book or article I should explore?") == 0.0
+    assert concept_feature("What are some of the most compelling resources that I should consult next?") == 0.0
+
+
+def test_what_a_named_paper_is_about_is_still_a_concept_question() -> None:
+    assert concept_feature("What is the Calvin paper about?") == 1.0
+    assert concept_feature("What are some of the papers that inspired the work done by Calvin?") == 1.0
+
+
 def test_what_the_guide_says_about_a_thing_is_still_a_concept_question() -> None:
     assert concept_feature("What does the guide say about TMA?") == 1.0
 
