@@ -803,7 +803,7 @@ class Reader:
         for i in range(1, len(segments)):  # "everything by A and B": the quantifier covers the list
             before, ws = words(segments[i - 1]), words(segments[i])
             if any(w in {"everything", "all", "every"} for w in before) and not any(w in GROUP_WORDS for w in ws):
-                if not self._member_named(segments[i - 1], segments[i]):
+                if not self._member_named(segments[i - 1], segments[i]) and not self._title_named(segments[i]):
                     segments[i] = f"all {segments[i]}"
         for i in range(1, len(segments)):  # "FlashInfer and its design post": its = the one before
             if any(w in {"its", "their"} for w in words(segments[i])):
@@ -835,6 +835,13 @@ class Reader:
         members = {r.id for r in group.resources}
         one = self.resolve(phrase, context=members)
         return one is not None and len(one.resources) == 1 and one.resources[0].id in members
+
+    def _title_named(self, phrase: str) -> bool:
+        """"..., TritonBench, and all the site resources of Y": a phrase that spells out one title alone names
+        that item; it does not take the quantifier before it ("all TritonBench")."""
+        one = self.resolve(phrase)
+        return (one is not None and one.group is None and len(one.resources) == 1
+                and self.index.spelled_out(content_terms(phrase), one.resources[0].id))
 
     def _plural(self, word: str) -> bool:
         """A plural head noun ("the X tutorials") that is not itself a title word ("ThunderKittens")."""

@@ -367,6 +367,14 @@ def test_names_after_a_group_are_its_members_not_groups_of_their_own():
     assert found == {"vLLM", "SGLang"}
 
 
+def test_a_title_after_a_quantified_group_is_that_title_not_all_of_its_words():
+    # "all the repo resources of the Engines section, SGLangBench": SGLangBench is one item, not "all SGLang"
+    reader = Reader([_entry(0, "vLLM", "Engines", "repo"), _entry(1, "SGLang", "Engines", "repo"),
+                     _entry(2, "SGLang Router", "Routers", "repo"), _entry(3, "SGLangBench", "Routers", "paper")])
+    found = read_titles(reader, "I've read all the repo resources of the Engines section, SGLangBench, and more. Next?")
+    assert found == {"vLLM", "SGLang", "SGLangBench"}
+
+
 # --- names listed before the wish -------------------------------------------------------------------------
 
 
