@@ -319,7 +319,8 @@ class CatalogIndex:
         ("Advanced topics" is not "advanced concepts")."""
         said = _word_seq(text)
         named = [t for t, name in self.topic_seqs.items() if name in said]
-        named += [key[0] for key, name in self.section_seqs.items() if name in said]
+        # "the advanced topic of X": a section name said beside a topic's name is that topic's, or no place
+        named += [key[0] for key, name in self.section_seqs.items() if name in said and (not named or key[0] in named)]
         return list(dict.fromkeys(named))
 
     def topic_score(self, terms: Sequence[str], topic: str) -> float:
@@ -376,7 +377,7 @@ _THROUGH_VERBS = frozenset({"gone", "went", "worked", "been", "got", "read", "i'
                             "made", "make"})
 _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
 _PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|(?=\bwhile\b)"
-                    r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would)\b)", re.IGNORECASE)
+                    r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would|got)\b)", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=\s+(?:i|i'm|i'd|we|my)\b)",
                           re.IGNORECASE)
@@ -458,6 +459,8 @@ def _role(text: str) -> str | None:
             done = True  # "I've gone through", "I'm through"
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
+    if bare[:1] == ["got"] and not done:
+        progressive = True  # "... and got lost in the advanced material of X": X was begun
     if bare[:1] == ["while"] and bare[1:2] and bare[1] in _READING_FORMS:
         progressive = True  # "I got lost while diving into X": X was begun
     # "help me get started" wishes; "I got started on X" began

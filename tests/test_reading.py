@@ -424,3 +424,13 @@ def test_asking_whether_the_guide_covers_a_subject_after_a_whole_topic_asks_abou
     understood = reader.understand("I've read the whole Storage Engines topic. Have you covered JIT in the guide?")
     assert understood.subject == "jit"
     assert [r.title for r in reader.resources if r.id == understood.subject_ranking[0]] == ["Engine JIT Reference"]
+
+
+def test_the_place_one_got_lost_in_after_a_read_is_begun_not_read(reader):
+    text = "I read Optimistic Lock Coupling and got lost in the advanced material of Storage Engines. Did I skip something?"
+    assert read_titles(reader, text) == {"Optimistic Lock Coupling"}
+
+
+def test_a_section_name_said_beside_another_topics_name_is_no_place_of_its_own(reader):
+    assert reader.index.places_named("the compaction part of Query Execution") == ["Query Execution"]
+    assert reader.index.places_named("the compaction part") == ["Storage Engines"]
