@@ -187,10 +187,11 @@ class NextReads:
         understanding = self.reader.understand(question)
         read = set(profile_read) | understanding.read_ids
         states = states or {}
+        set_aside = {i for i, st in states.items() if st == "skipped"} | {r.id for r in understanding.named}
         plan = plan_next(self.resources, read, k=k, interest_scores=understanding.interest,
                          focus_threshold=self.focus_threshold,
                          reading_ids={i for i, st in states.items() if st == "reading"},
-                         skipped_ids={i for i, st in states.items() if st == "skipped"} | {r.id for r in understanding.named},
+                         skipped_ids=set_aside,
                          subject=understanding.subject, subject_ids=understanding.subject_ranking)
         return understanding, plan
 

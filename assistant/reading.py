@@ -73,6 +73,7 @@ _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # nouns that stand for "a resource" and name nothing
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
+# "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
 _YES_NO_OPENERS = frozenset({"have", "has", "does", "do", "did", "is", "are"})
 TIER_NUMBERS = {"one": 1, "two": 2, "three": 3, "first": 1, "second": 2, "third": 3, "1": 1, "2": 2, "3": 3}

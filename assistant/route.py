@@ -106,8 +106,6 @@ def _asks_the_list(ws: list[str], sentence: list[str]) -> bool:
 
 # nouns that name reading material in general (the catalog's kinds are added by reading.kind_of)
 _READING_NOUNS = frozenset({"resource", "resources", "read", "reads", "reading", "readings", "material", "materials"})
-
-
 _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
 
 

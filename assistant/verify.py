@@ -281,7 +281,8 @@ def unbound_numbers(claim: str, source: EvidenceSource) -> tuple[str, list[str]]
 
 # a number of two or more digits (or with a decimal point) that counts something: not a version glued to a
 # name ("FlashAttention-2", "EAGLE-3") nor a label's number after a capitalised word ("Tier 2", "Part 12")
-_COUNT = r"(?<![\w.-])(?<![A-Z] )(?<![A-Z][a-z] )(?<![A-Z][a-z]{2} )(?<![A-Z][a-z]{3} )(\d{2,}(?:[.,]\d+)*|\d\.\d+)(?![\w.]*\w)"
+_COUNT = (r"(?<![\w.-])(?<![A-Z] )(?<![A-Z][a-z] )(?<![A-Z][a-z]{2} )(?<![A-Z][a-z]{3} )"
+          r"(\d{2,}(?:[.,]\d+)*|\d\.\d+)(?![\w.]*\w)")
 _NUMBER_OF = re.compile(r"\b[Nn]umber of ((?:[A-Za-z][\w-]*\s+){0,2}?[A-Za-z][\w-]*)\s+"
                         r"(?:(?:per|on|in|for|with)\s+(?:an?\s+|the\s+)?[A-Za-z][\w-]*\s+){0,2}"
                         r"(?:is|are|was|were|remains|of|=|:)\s+(?:(?:about|around|up to|at most|at least|only|just)\s+)?"

@@ -302,7 +302,8 @@ def test_a_number_whose_passage_does_not_say_what_it_counts_is_left_alone():
 def test_a_sentence_that_counts_the_wrong_thing_is_dropped(verifier):
     resource = load_corpus()[1][0]
     sents = [EvidenceSentence(text, 0, (0, i), 1.0, position=i) for i, text in enumerate(LIMITS)]
-    evidence = Evidence("How many registers can a Hopper thread use?", [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    evidence = Evidence("How many registers can a Hopper thread use?",
+                        [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
     verdict = verifier.attribute("The maximum number of threads per block on Hopper is 255 [1].", evidence)
     assert not verdict.kept
     assert verdict.dropped[0].reason == MISCOUNTED.format(facts="255")
