@@ -243,11 +243,13 @@ def test_a_version_the_passage_never_names_binds_nothing():
     assert unbound_numbers("FlashAttention-3 reaches 25-40% of the maximum.", source_of(*VERSIONS)) == ("", [])
 
 
+def evidence_of(question: str, *sents: str) -> Evidence:
+    """One source holding `sents`, in page order, for `question`."""
+    return Evidence(question, [source_of(*sents)])
+
+
 def test_a_sentence_that_moves_a_number_to_another_version_is_dropped(verifier):
-    resource = load_corpus()[1][0]
-    sents = [EvidenceSentence(text, 0, (0, i), 1.0, position=i) for i, text in enumerate(VERSIONS)]
-    evidence = Evidence("What share of peak FLOPs does FlashAttention-2 reach?",
-                        [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    evidence = evidence_of("What share of peak FLOPs does FlashAttention-2 reach?", *VERSIONS)
     verdict = verifier.attribute("FlashAttention-2 reaches about 25-40% of the theoretical maximum FLOPs/s [1].", evidence)
     assert not verdict.kept
     assert verdict.dropped[0].reason == MISBOUND.format(facts="25, 40", name="FlashAttention-2")
@@ -300,10 +302,7 @@ def test_a_number_whose_passage_does_not_say_what_it_counts_is_left_alone():
 
 
 def test_a_sentence_that_counts_the_wrong_thing_is_dropped(verifier):
-    resource = load_corpus()[1][0]
-    sents = [EvidenceSentence(text, 0, (0, i), 1.0, position=i) for i, text in enumerate(LIMITS)]
-    evidence = Evidence("How many registers can a Hopper thread use?",
-                        [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    evidence = evidence_of("How many registers can a Hopper thread use?", *LIMITS)
     verdict = verifier.attribute("The maximum number of threads per block on Hopper is 255 [1].", evidence)
     assert not verdict.kept
     assert verdict.dropped[0].reason == MISCOUNTED.format(facts="255")
@@ -326,8 +325,7 @@ def test_a_name_with_two_near_spellings_is_left_as_written():
 
 
 def test_a_misspelt_name_is_repaired_not_dropped(verifier):
-    resource = load_corpus()[1][0]
-    sents = [EvidenceSentence("Salykova's SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090.", 0, (0, 0), 1.0)]
-    evidence = Evidence("How fast is the SGEMM kernel?", [EvidenceSource(1, ResourceHit(resource, 1.0), sents)])
+    evidence = evidence_of("How fast is the SGEMM kernel?",
+                           "Salykova's SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090.")
     verdict = verifier.attribute("The Salukova SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090 [1].", evidence)
     assert [c.text for c in verdict.kept] == ["The Salykova SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090"]
