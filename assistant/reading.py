@@ -447,7 +447,8 @@ def _role(text: str) -> str | None:
                 done = True
         elif w in {"i've", "ive", "we've"} or w in {"have", "had"} and i > 0 and bare[i - 1] in {"i", "we"}:
             nxt = next((x for x in bare[i + 1:] if x not in {"already", "just", "now", "also", "mostly", "finally",
-                                                           "recently", "since", "pretty", "much"}), "")
+                                                           "recently", "since", "pretty", "much"}
+                        and not (len(x) > 4 and x.endswith("ly"))), "")  # "I've thoroughly explored X"
             if nxt != "been" and nxt.endswith(("ed", "en", "wn", "ne", "ght")):
                 done = True  # "I've knocked out ...": the perfect says it is done
             elif nxt == "been" and _after(bare, i, "been") in _READING_FORMS:

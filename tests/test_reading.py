@@ -435,3 +435,8 @@ def test_the_place_one_got_lost_in_after_a_read_is_begun_not_read(reader):
 def test_a_section_name_said_beside_another_topics_name_is_no_place_of_its_own(reader):
     assert reader.index.places_named("the compaction part of Query Execution") == ["Query Execution"]
     assert reader.index.places_named("the compaction part") == ["Storage Engines"]
+
+
+def test_an_adverb_between_ive_and_the_participle_still_says_done(reader):
+    assert read_titles(reader, "I've thoroughly explored the Raft paper. What next?") == {
+        "Raft: Understandable Consensus"}
