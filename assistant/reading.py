@@ -425,6 +425,8 @@ def _after(ws: list[str], start: int, word: str) -> str:
 def _role(text: str) -> str | None:
     ws = words(_unquoted(text))
     bare = [w.removesuffix("'s") for w in ws]
+    if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
+        return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
     done = progressive = False
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
@@ -468,8 +470,6 @@ def _role(text: str) -> str | None:
     # "help me get started" wishes; "I got started on X" began
     began = any(w in BEGUN_WORDS and not (i and bare[i - 1] in {"get", "getting", "gets"}) for i, w in enumerate(bare))
     begun = (progressive or began) and not any(w in FINISHED_WORDS for w in bare)
-    if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
-        return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
     if negated:
         return "not-read"
     if begun:
@@ -552,15 +552,13 @@ def split_clauses(text: str) -> list[Clause]:
                 while j >= 0 and parts[j][1] is None:
                     parts[j][1] = "read"
                     j -= 1
-        wish = next((t for t, role in parts if role is not None), "")
-        if not asks and parts and parts[0][1] is None and any(role == "want" for _, role in parts) and not (
-                _ANAPHOR.search(wish)):
+        if not asks and parts and parts[0][1] is None and any(role == "want" for _, role in parts):
             # "A, B and all the Tier 1 items of X, I'm interested in Y.": the names before the wish are a bare
             # list; "X, I'd like to read it next" names the wish's object
-            for part in parts:
-                if part[1] is not None:
-                    break
-                part[1] = "maybe"
+            first = next(i for i, (_, role) in enumerate(parts) if role is not None)
+            if not _ANAPHOR.search(parts[first][0]):
+                for part in parts[:first]:
+                    part[1] = "maybe"
         if not any(role == "want" for _, role in parts) and not asks:
             # "PMPP and the CUDA guide under my belt.": a sentence that asks nothing lists what was read;
             # a question without a verb ("Like a section about memory?") still asks
@@ -669,13 +667,8 @@ class Reader:
                 found, missed = self.mentions_placed(clause.text)
                 mentions += found
                 unplaced += missed
-            elif clause.role == "begun":  # "I jumped into DeepGEMM and the advanced material": DeepGEMM is read
-                # ... a place's name is the place ("jumped into FlashAttention"), unless a version names the item
-                mentions += [m for m in self.mentions(clause.text) if (
-                    m.group is None and len(m.resources) == 1
-                    and (not self.index.places_named(m.phrase) or re.search(r"[A-Za-z]-?\d", m.phrase))
-                    and self.index.spelled_out(content_terms(m.phrase), m.resources[0].id)
-                ) or m.group is not None and _WHOLE.search(m.phrase)]  # "been reading the whole X topic"
+            elif clause.role == "begun":
+                mentions += self._begun_read(clause.text)
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
@@ -718,6 +711,17 @@ class Reader:
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
                              named=named_aside)
+
+    def _begun_read(self, text: str) -> list[Mention]:
+        """What a clause of beginning counts as read: "I jumped into DeepGEMM and the advanced material" reads
+        DeepGEMM (a title spelled out), not the place; a place's name is the place ("jumped into
+        FlashAttention") unless a version names the item; "I've been reading the whole X topic" reads X."""
+        def read(m: Mention) -> bool:
+            if m.group is not None:
+                return bool(_WHOLE.search(m.phrase))
+            return (len(m.resources) == 1 and self.index.spelled_out(content_terms(m.phrase), m.resources[0].id)
+                    and (not self.index.places_named(m.phrase) or bool(re.search(r"[A-Za-z]-?\d", m.phrase))))
+        return [m for m in self.mentions(text) if read(m)]
 
     def _named_within(self, tail: str, members: list[Resource]) -> set[str]:
         """The ids among `members` an "except ..." names: a tier, a section, or resources."""
