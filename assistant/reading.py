@@ -370,7 +370,8 @@ def _url_parts(url: str) -> tuple[str, str]:
 class Clause:
     text: str
     # "read" (what they have read), "not-read", "begun" (items started count as read, a whole place does not),
-    # "maybe" (a bare list, read if it names titles), "want"
+    # "reading" (being read now: items count as read, a place does not), "maybe" (a bare list, read if it names
+    # titles), "want"
     role: str
 
 
@@ -412,6 +413,27 @@ def _protect_quotes(text: str) -> str:
 # "I've been reading/going through X": the progressive of reading
 _READING_FORMS = frozenset({"reading", "studying", "going", "working", "watching", "digging", "learning", "exploring",
                             "diving", "delving"})
+
+
+# "I'm (currently) reading X", "I'm halfway through X": in the middle of it now
+_NOW_SUBJECTS = frozenset({"i'm", "im", "am", "currently", "presently"})
+_QUESTION_OPENERS = frozenset({"what", "which", "where", "how", "why", "should", "can", "could", "would", "will", "do",
+                               "does", "did", "is", "are", "am"})
+
+
+def _reading_now(bare: list[str]) -> bool:
+    """The present progressive of reading, said of oneself ("I'm working through X"; "I'm going to read X" and
+    "I'm working on a kernel" are not, nor "what am I reading next")."""
+    if not bare or bare[0] in _QUESTION_OPENERS:
+        return False
+    for i, w in enumerate(bare):
+        now = any(b in _NOW_SUBJECTS for b in bare[max(0, i - 3):i])
+        if now and w in _READING_FORMS - {"learning"} and (
+                w not in {"going", "working"} or bare[i + 1:i + 2] in (["through"], ["over"])):
+            return True
+        if now and (w == "halfway" or w == "middle" and bare[i + 1:i + 2] == ["of"]):
+            return True
+    return False
 
 
 def _after(ws: list[str], start: int, word: str) -> str:
@@ -476,6 +498,9 @@ def _role(text: str) -> str | None:
         return "begun"
     if done:
         return "read"
+    # being read now is no wish, unless the clause also asks ("I'm reading X and want to go deeper into Y")
+    if _reading_now(bare) and not any(w in WANT_WORDS - _READING_FORMS - {"now"} for w in bare) and "?" not in text:
+        return "reading"
     if any(w in WANT_WORDS for w in bare) or "?" in text:
         return "want"
     return None
@@ -567,7 +592,7 @@ def split_clauses(text: str) -> list[Clause]:
         for text_, role in parts:
             if not text_:
                 continue
-            if role in (None, "maybe") and merged and merged[-1].role in ("read", "not-read", "begun"):
+            if role in (None, "maybe") and merged and merged[-1].role in ("read", "not-read", "begun", "reading"):
                 merged[-1].text += ", " + text_
                 continue
             merged.append(Clause(text_, role or "want"))
@@ -669,6 +694,11 @@ class Reader:
                 unplaced += missed
             elif clause.role == "begun":
                 mentions += self._begun_read(clause.text)
+            elif clause.role == "reading":  # an item being read is planned past; a place being read is wanted
+                items = [m for m in self.mentions(clause.text) if m.group is None]
+                mentions += items
+                if not items:
+                    clause.role = "want"
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
@@ -693,7 +723,7 @@ class Reader:
         want = " ".join(c.text for c in clauses if c.role == "want")
         subject, ranking = self.subject(want, set(read))
         interest = {} if subject else self.interest(want)
-        not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun"))
+        not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun", "reading"))
         if not subject and not_read:
             # "I haven't started the X section yet, what next?": where they have not been is where they go
             # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it

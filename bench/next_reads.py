@@ -136,7 +136,7 @@ def run_learners(front: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Route + plan each generated message; score against the label the generator sampled."""
     routed = 0
     precisions: list[float] = []
-    violations = picked = 0
+    violations = picked = now_picked = 0
     seconds: list[float] = []
     by_scenario: dict[str, list[float]] = {}
     misses: list[dict[str, Any]] = []
@@ -153,7 +153,10 @@ def run_learners(front: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
         precision = min(1.0, hits / need) if need else 1.0
         precisions.append(precision)
         by_scenario.setdefault(row["scenario"], []).append(precision)
-        bad = [p for p in picks if p in set(row["read"])]
+        # an item the learner is in the middle of (`synth_learners.py --reading-now`) is as wrong a pick as one read
+        said = set(row["read"]) | set(row.get("reading_now", []))
+        bad = [p for p in picks if p in said]
+        now_picked += sum(1 for p in picks if p in row.get("reading_now", []))
         violations += len(bad)
         picked += len(picks)
         if precision < 1 or bad:
@@ -168,7 +171,7 @@ def run_learners(front: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "routed_per_20": round(20 * routed / len(rows), 1) if rows else None,
         "precision_at_3": round(sum(precisions) / len(precisions), 3) if precisions else None,
         "precision_by_scenario": {k: round(sum(v) / len(v), 3) for k, v in sorted(by_scenario.items())},
-        "read_violations": violations, "picks": picked,
+        "read_violations": violations, "picks": picked, "reading_now_picks": now_picked,
         "read_violation_rate": round(violations / picked, 4) if picked else None,
         "p50_ms": round(1000 * seconds[len(seconds) // 2], 1) if seconds else None,
         "p95_ms": round(1000 * p95, 1),

@@ -110,3 +110,28 @@ def test_a_rewrite_in_the_assistants_voice_is_dropped_wherever_it_says_so() -> N
 def test_a_rewrite_that_says_a_name_is_still_being_read_is_dropped() -> None:
     assert rewrite_problem("I'm currently reading FA1.", ["FA1"]) == "a name in a sentence that is not a read"
     assert rewrite_problem("I have just started reading FA1.", ["FA1"]) == "a name in a sentence that is not a read"
+
+
+def test_a_name_being_read_now_may_be_said_as_still_reading_or_as_read() -> None:
+    assert rewrite_problem("I read FA1. At the moment I'm going through FA2.", ["FA1"], (), ["FA2"]) == ""
+    assert rewrite_problem("I read FA1 and I'm done with FA2.", ["FA1"], (), ["FA2"]) == ""
+
+
+def test_a_name_being_read_now_turned_into_a_wish_is_dropped() -> None:
+    assert rewrite_problem("I read FA1. I want to read FA2 soon.", ["FA1"], (), ["FA2"]) == (
+        "a name being read now in a sentence that is not a read")
+    assert rewrite_problem("I read FA1. Should I read FA2?", ["FA1"], (), ["FA2"]) == "a name in a question"
+
+
+def test_an_item_being_read_now_is_one_the_guide_would_pick_and_never_a_gold_pick() -> None:
+    from tools.synth_learners import LearnerState, add_reading_now, expected
+
+    catalog = [Resource(id=f"r{i}", title=f"Item {i}", url=f"https://example.org/{i}", authors="", note="",
+                        topic="Attention", section="Kernels", tier=1 + i // 3, kind="blog", position=i, list_anchor="")
+               for i in range(6)]
+    state = LearnerState(seed=1, index=0, scenario="no-focus", units=[], read_ids=[])
+    state.gold, state.accept = expected(catalog, state)
+    before = list(state.gold)
+    add_reading_now(catalog, state)
+    assert state.reading_now[0] in before
+    assert state.reading_now[0] not in state.gold and len(state.gold) == 3

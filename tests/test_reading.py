@@ -414,6 +414,32 @@ def test_a_place_one_got_lost_in_while_diving_into_it_is_back_filled_not_a_focus
     assert understood.focus_topics == []
 
 
+# --- what is being read now ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "I'm currently reading Optimistic Lock Coupling. What should I read next?",
+    "Right now I am working through Optimistic Lock Coupling, what comes after it?",
+    "I'm halfway through Optimistic Lock Coupling. Any suggestions?",
+])
+def test_an_item_being_read_now_is_planned_past_not_wished_for(reader, text):
+    assert read_titles(reader, text) == {"Optimistic Lock Coupling"}
+
+
+def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
+    understood = reader.understand("I'm currently going through the Query Execution topic. What should I read next?")
+    assert understood.read == [] and understood.focus_topics == ["Query Execution"]
+
+
+@pytest.mark.parametrize("text", [
+    "I'm going to read Optimistic Lock Coupling. Is that a good start?",
+    "What am I reading next, Optimistic Lock Coupling?",
+    "I'm working on a lock manager and want to read Optimistic Lock Coupling. Good idea?",
+])
+def test_a_plan_or_question_about_reading_is_no_reading_now(reader, text):
+    assert read_titles(reader, text) == set()
+
+
 # --- asking whether the guide covers a subject --------------------------------------------------------------
 
 

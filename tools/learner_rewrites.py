@@ -27,6 +27,7 @@ import hashlib
 import random
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 
 from core.records import Resource
 
@@ -76,6 +77,9 @@ ASSISTANT_VOICE = re.compile(r"\b(?:happy to help|help you|here'?s the|here is t
                              re.IGNORECASE)
 IN_PROGRESS = re.compile(r"\b(?:(?:i'm|i am|im)\s+(?:\w+ly\s+)?(?:reading|going through|working through)|"
                          r"(?:started|begun|began)\s+(?:reading|on)\b)", re.IGNORECASE)  # still reading is not read
+# How the seed says an item is being read now (`synth_learners.py prompts --reading-now`).
+NOW_OPENERS = ("Right now I'm reading", "I'm currently reading", "I'm in the middle of", "I'm working through",
+               "At the moment I'm going through")
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|im|ive|me|my|mine)\b", re.IGNORECASE)
 
 
@@ -167,8 +171,10 @@ def _sentences(message: str) -> list[str]:
     return [s for line in message.splitlines() for s in re.split(r"(?<=[.!?])\s+", line) if s.strip()]
 
 
-def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...] = ()) -> str:
-    """Why a rewrite cannot carry its label, or "" when it can."""
+def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...] = (),
+                    now_mentions: Sequence[str] = ()) -> str:
+    """Why a rewrite cannot carry its label, or "" when it can. A name being read now may be said as still
+    reading or as read (neither makes it a pick), never in a question, a wish or a negation."""
     if ASSISTANT_OPENERS.search(message) or ASSISTANT_VOICE.search(message):
         return "written as the assistant"
     if not FIRST_PERSON.search(message):
@@ -183,6 +189,15 @@ def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...]
         words = {w.lower() for w in re.findall(r"[A-Za-z']+", said[0])}
         if words & NOT_A_READ or any(w.endswith("n't") for w in words) or IN_PROGRESS.search(said[0]):
             return "a name in a sentence that is not a read"
+    for mention in now_mentions:
+        said = [s for s in sentences if _norm(mention) in _norm(s)]
+        if not said:
+            return "a name changed or left out"
+        if said[0].rstrip().endswith("?"):
+            return "a name in a question"
+        words = {w.lower() for w in re.findall(r"[A-Za-z']+", said[0])}
+        if words & (NOT_A_READ - {"going"}) or any(w.endswith("n't") for w in words):
+            return "a name being read now in a sentence that is not a read"
     low = message.lower()
     if must_say and not any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}", low) for w in must_say):
         return "the want is not said"

@@ -113,6 +113,7 @@ class LearnerState:
     focus: str = ""  # a topic, or "" for none
     subject: str = ""  # "anything else about X"
     skipped_topic: str = ""
+    reading_now: list[str] = field(default_factory=list)  # an item begun and still being read: never a pick
     gold: list[str] = field(default_factory=list)  # expected first picks (ids)
     accept: list[str] = field(default_factory=list)  # other unread items as good as a gold pick
     style: list[str] = field(default_factory=list)
@@ -160,7 +161,7 @@ def guide_order(resources: list[Resource], read: set[str], focus: str = "", skip
 def expected(resources: list[Resource], state: LearnerState) -> tuple[list[str], list[str]]:
     """Gold (the first 3 of the guide's order) and accepted (unread items of a gold pick's topic and tier:
     order inside a tier is the list's, not a rule). "Anything else about X": every unread item naming X."""
-    read = set(state.read_ids)
+    read = set(state.read_ids) | set(state.reading_now)
     if state.subject:
         return [r.id for r in resources if r.id not in read and names_subject(r, state.subject)], []
     order = guide_order(resources, read, state.focus, state.skipped_topic)
@@ -367,6 +368,17 @@ def want_sentence(rng: random.Random, resources: list[Resource], state: LearnerS
     return want, cues, goal
 
 
+def add_reading_now(resources: list[Resource], state: LearnerState) -> None:
+    """Make the learner be in the middle of one of the items the guide would pick next (the case where
+    picking it is most wrong); the guide's picks then come after it. Its own random stream, so the states
+    and messages of a seed stay the same with or without it."""
+    if state.subject or not state.gold:
+        return
+    rng = random.Random(f"{state.seed}-{state.index}-now")
+    state.reading_now = [rng.choice(state.gold + [i for i in state.accept if i not in state.gold][:3])]
+    state.gold, state.accept = expected(resources, state)
+
+
 def rewrite_row(rng: random.Random, resources: list[Resource], state: LearnerState,
                 names: dict[str, list[str]]) -> dict:
     """The seed message of a state and its rewrite prompt (tools/learner_rewrites.py)."""
@@ -375,11 +387,18 @@ def rewrite_row(rng: random.Random, resources: list[Resource], state: LearnerSta
     render = random.Random(f"{state.seed}-{state.index}-render")
     units = [{"kind": u.kind, "ids": u.ids} for u in state.units]
     seed, mentions = rewrites.seed_message(render, {r.id: r for r in resources}, units, names, cues, want)
+    now_mentions: list[str] = []
+    if state.reading_now:
+        now = rewrites.render_mention(render, {r.id: r for r in resources}, {"kind": "item", "ids": state.reading_now},
+                                      names, cues)
+        seed = seed.removesuffix(want) + f"{render.choice(rewrites.NOW_OPENERS)} {now}. " + want
+        now_mentions = [now]
     # The cues about how names are written or listed were applied to the seed; the rewrite gets the others.
     writing = [c for c in cues if c not in rewrites.RENDER_CUES and c != GOAL_CUE]
-    prompt = rewrites.rewrite_prompt(seed, mentions, writing or ["Write it like a quick chat message."], goal)
+    prompt = rewrites.rewrite_prompt(seed, mentions + now_mentions, writing or ["Write it like a quick chat message."],
+                                     goal)
     return {"id": f"L{state.seed}-{state.index:03d}", "state": asdict(state), "seed_message": seed,
-            "mentions": mentions, "prompt": prompt}
+            "mentions": mentions, "now_mentions": now_mentions, "prompt": prompt}
 
 
 def group_units(resources: list[Resource]) -> dict[str, tuple[str, list[str]]]:
@@ -436,7 +455,8 @@ def collect_rewrites(args: argparse.Namespace) -> tuple[list[dict], dict[str, in
             continue
         state = row["state"]
         message = rewrites.INTERJECTION.sub("", clean_reply(replies[row["id"]]), count=1)
-        problem = rewrites.rewrite_problem(message, row["mentions"], must_say(ordered, state))
+        problem = rewrites.rewrite_problem(message, row["mentions"], must_say(ordered, state),
+                                           row.get("now_mentions", []))
         if not problem and not 3 <= len(message.split()) <= 220:
             problem = "length"
         if problem:
@@ -449,7 +469,8 @@ def collect_rewrites(args: argparse.Namespace) -> tuple[list[dict], dict[str, in
 def labelled(row_id: str, state: dict, message: str) -> dict:
     return {"id": row_id, "seed": state["seed"], "scenario": state["scenario"], "question": message,
             "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
-            "skipped_topic": state["skipped_topic"], "gold": state["gold"], "accept": state["accept"],
+            "skipped_topic": state["skipped_topic"], "reading_now": state.get("reading_now", []),
+            "gold": state["gold"], "accept": state["accept"],
             "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]], "style": state["style"]}
 
 
@@ -466,6 +487,8 @@ def cmd_prompts(args: argparse.Namespace) -> None:
         rng = random.Random(seed)
         for i in range(args.per_seed):
             state = sample_state(rng, resources, seed, i)
+            if args.reading_now:
+                add_reading_now(resources, state)
             if args.name_replies:
                 rows.append(rewrite_row(rng, resources, state, names))
             else:
@@ -631,6 +654,8 @@ def main() -> int:
     p.add_argument("--names", action="store_true", help="the naming prompts: one per catalog item and group")
     p.add_argument("--name-replies", type=Path, default=None,
                    help="the naming replies: write seed messages and their rewrite prompts (tools/learner_rewrites.py)")
+    p.add_argument("--reading-now", action="store_true",
+                   help="the learner is also in the middle of one item the guide would pick next (never a pick)")
     p = add_generate_arguments(sub, backend="transformers", batch=128)
     p.add_argument("--max-tokens", type=int, default=220)
     p = sub.add_parser("collect", help="parse the replies into labelled messages")
