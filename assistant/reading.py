@@ -418,18 +418,19 @@ _READING_FORMS = frozenset({"reading", "studying", "going", "working", "watching
 # "I'm (currently) reading X", "I'm halfway through X": in the middle of it now
 _NOW_SUBJECTS = frozenset({"i'm", "im", "am", "currently", "presently"})
 _QUESTION_OPENERS = frozenset({"what", "which", "where", "how", "why", "should", "can", "could", "would", "will", "do",
-                               "does", "did", "is", "are", "am"})
+                               "does", "did", "is", "are"})
 
 
 def _reading_now(bare: list[str]) -> bool:
-    """The present progressive of reading, said of oneself ("I'm working through X"; "I'm going to read X" and
-    "I'm working on a kernel" are not, nor "what am I reading next")."""
-    if not bare or bare[0] in _QUESTION_OPENERS:
+    """The present progressive of reading, said of oneself ("I'm working through X", "... and am currently
+    reading X"; "I'm going to read X" is not, nor "what am I reading next"). What it names is only counted where
+    it is an item, so "I'm working on a kernel" reads nothing."""
+    if not bare or bare[0] in _QUESTION_OPENERS or bare[:2] in (["am", "i"], ["am", "we"]):
         return False
     for i, w in enumerate(bare):
-        now = any(b in _NOW_SUBJECTS for b in bare[max(0, i - 3):i])
+        now = i == 0 or any(b in _NOW_SUBJECTS for b in bare[max(0, i - 3):i])
         if now and w in _READING_FORMS - {"learning"} and (
-                w not in {"going", "working"} or bare[i + 1:i + 2] in (["through"], ["over"])):
+                w not in {"going", "working"} or bare[i + 1:i + 2] in (["through"], ["over"], ["on"])):
             return True
         if now and (w == "halfway" or w == "middle" and bare[i + 1:i + 2] == ["of"]):
             return True
@@ -499,7 +500,7 @@ def _role(text: str) -> str | None:
     if done:
         return "read"
     # being read now is no wish, unless the clause also asks ("I'm reading X and want to go deeper into Y")
-    if _reading_now(bare) and not any(w in WANT_WORDS - _READING_FORMS - {"now"} for w in bare) and "?" not in text:
+    if _reading_now(bare) and not any(w in WANT_WORDS - _READING_FORMS - {"now", "into"} for w in bare) and "?" not in text:
         return "reading"
     if any(w in WANT_WORDS for w in bare) or "?" in text:
         return "want"
@@ -695,7 +696,10 @@ class Reader:
             elif clause.role == "begun":
                 mentions += self._begun_read(clause.text)
             elif clause.role == "reading":  # an item being read is planned past; a place being read is wanted
-                items = [m for m in self.mentions(clause.text) if m.group is None]
+                # "working on" takes projects too ("a lock manager"): there only a title spelled out is a reading
+                project = re.search(r"\bworking on\b", clause.text, re.IGNORECASE) is not None
+                items = [m for m in self.mentions(clause.text) if m.group is None and (not project or all(
+                    self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
                 mentions += items
                 if not items:
                     clause.role = "want"

@@ -421,9 +421,11 @@ def test_a_place_one_got_lost_in_while_diving_into_it_is_back_filled_not_a_focus
     "I'm currently reading Optimistic Lock Coupling. What should I read next?",
     "Right now I am working through Optimistic Lock Coupling, what comes after it?",
     "I'm halfway through Optimistic Lock Coupling. Any suggestions?",
+    "I've read Raft: Understandable Consensus and am currently diving into Optimistic Lock Coupling. Next?",
+    "Working on Optimistic Lock Coupling. What should I read next?",
 ])
 def test_an_item_being_read_now_is_planned_past_not_wished_for(reader, text):
-    assert read_titles(reader, text) == {"Optimistic Lock Coupling"}
+    assert "Optimistic Lock Coupling" in read_titles(reader, text)
 
 
 def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
@@ -435,6 +437,7 @@ def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
     "I'm going to read Optimistic Lock Coupling. Is that a good start?",
     "What am I reading next, Optimistic Lock Coupling?",
     "I'm working on a lock manager and want to read Optimistic Lock Coupling. Good idea?",
+    "Am I reading Optimistic Lock Coupling too early?",
 ])
 def test_a_plan_or_question_about_reading_is_no_reading_now(reader, text):
     assert read_titles(reader, text) == set()
