@@ -204,7 +204,8 @@ class NextReads:
                      kind=p.resource.kind, page_text=False)  # the passage is the list's note: link the page plainly
             for n, p in enumerate(plan.picks, start=1)
         ]
-        new_reads = [r.id for r in understanding.read if r.id not in profile_read]
+        reading = {r.id for m in understanding.reading_now for r in m.resources}  # not finished: not offered as read
+        new_reads = [r.id for r in understanding.read if r.id not in profile_read and r.id not in reading]
         return Answer(
             text=explain(understanding, plan, profile_read, self.times), citations=citations, abstained=False, route="next",
             question=question, standalone_question=question, backend="planner", read_ids=new_reads,
@@ -217,13 +218,17 @@ def explain(understanding: Understanding, plan: Plan, profile_read: set[str],
     """"Counting as read: …", "Focus: …", then the picks with one reason each (and their reading time when
     `times` is given), so the learner can correct us."""
     lines = []
-    if understanding.mentions:
-        said = "; ".join(dict.fromkeys(m.label for m in understanding.mentions))
+    finished = [m for m in understanding.mentions if m not in understanding.reading_now]
+    if finished:
+        said = "; ".join(dict.fromkeys(m.label for m in finished))
         lines.append(f"Counting as read: {said}.")
     elif profile_read:
         lines.append(f"Counting as read: the {len(profile_read)} resources marked read in your progress.")
     else:
         lines.append("Counting as read: nothing yet (say what you have read, or tick it in the Guide tab).")
+    if understanding.reading_now:
+        now = "; ".join(dict.fromkeys(m.label for m in understanding.reading_now))
+        lines.append(f"Reading now: {now} (the picks come after it).")
     if understanding.unplaced:
         lines.append(f"I couldn't place: {'; '.join(understanding.unplaced)} (not counted; use a title from the "
                      "guide, or tick it in the Guide tab).")

@@ -628,6 +628,7 @@ class Understanding:
     subject: str = ""  # "anything else about X": X, when the learner asks across the guide by subject
     subject_ranking: list[str] = field(default_factory=list)  # resource ids about X, best first
     named: list[Resource] = field(default_factory=list)  # named beside the question, not counted as read: never picked
+    reading_now: list[Mention] = field(default_factory=list)  # of `mentions`: being read now, planned past like a read
 
     @property
     def read_ids(self) -> set[str]:
@@ -688,6 +689,7 @@ class Reader:
         mentions: list[Mention] = []
         unplaced: list[str] = []
         aside: list[Resource] = []
+        now: list[Mention] = []
         for clause in clauses:
             if clause.role == "read":
                 found, missed = self.mentions_placed(clause.text)
@@ -701,6 +703,7 @@ class Reader:
                 items = [m for m in self.mentions(clause.text) if m.group is None and (not project or all(
                     self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
                 mentions += items
+                now += items
                 if not items:
                     clause.role = "want"
             elif clause.role == "maybe" and not asks:  # a search query, not a history
@@ -744,7 +747,7 @@ class Reader:
         named_aside = [r for r in dict.fromkeys(aside) if r.id not in read]
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
-                             named=named_aside)
+                             named=named_aside, reading_now=now)
 
     def _begun_read(self, text: str) -> list[Mention]:
         """What a clause of beginning counts as read: "I jumped into DeepGEMM and the advanced material" reads

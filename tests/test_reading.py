@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.planner import NextReads
 from assistant.reading import Reader, split_clauses
 from core.records import Resource
 from planner_fixture import reader, resources  # noqa: F401 - fixtures
@@ -426,6 +427,15 @@ def test_a_place_one_got_lost_in_while_diving_into_it_is_back_filled_not_a_focus
 ])
 def test_an_item_being_read_now_is_planned_past_not_wished_for(reader, text):
     assert "Optimistic Lock Coupling" in read_titles(reader, text)
+
+
+def test_the_answer_says_what_is_being_read_now_and_does_not_offer_it_as_read(resources):
+    answer = NextReads(resources).answer("I've read Raft: Understandable Consensus. I'm currently reading Optimistic "
+                                         "Lock Coupling. What should I read next?", set(), k=5)
+    assert "Optimistic Lock Coupling" not in [c.title for c in answer.citations]
+    assert "Counting as read: Raft: Understandable Consensus." in answer.text
+    assert "Reading now: Optimistic Lock Coupling (the picks come after it)." in answer.text
+    assert [r.title for r in resources if r.id in answer.read_ids] == ["Raft: Understandable Consensus"]
 
 
 def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
