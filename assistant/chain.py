@@ -35,7 +35,7 @@ from assistant.planner import (
 )
 from assistant.profile import Profile
 from assistant.records import Answer, Citation, Dropped
-from assistant.sentences import is_sentence_start
+from assistant.sentences import is_sentence_start, points_ahead
 from assistant.speed import PromptSpeed, evidence_budget, lead_budget
 from assistant.verify import Verdict, Verifier, strip_control
 from core.records import Resource, place_label
@@ -337,6 +337,8 @@ class Assistant:
         closest = None
         if evidence is not None and evidence.best_cosine >= self.settings.llm.pointer_min_cosine:
             closest = max(evidence.ranked(), key=lambda p: p[1].relevance)
+            if points_ahead(closest[1].text):  # "The formula below ...": what it announces is not in the quote
+                closest = None
         read = self._read_ids()
         for n, hit in enumerate(listed, start=1):
             res = hit.resource

@@ -8,18 +8,20 @@ question-term overlap), so it is never a collage of keyword matches from anywher
 from __future__ import annotations
 
 from assistant.evidence import Evidence
+from assistant.sentences import points_ahead
 
 
 def extractive_answer(evidence: Evidence, max_sentences: int = 3, per_source: int = 2) -> str:
     """Up to `max_sentences` evidence sentences, best first, each quoted and ending with its [n]; at most
-    `per_source` from one source. Empty when there is none."""
+    `per_source` from one source; none that only announces what came next on its page. Empty when there is
+    none."""
     chosen = []
     used: dict[int, int] = {}
     for source, sentence in evidence.ranked():
         if len(chosen) >= max_sentences:
             break
-        if used.get(source.n, 0) >= per_source:
-            continue
+        if used.get(source.n, 0) >= per_source or points_ahead(sentence.text):
+            continue  # "The formula below ...": the formula is not in the quote
         used[source.n] = used.get(source.n, 0) + 1
         chosen.append(quote(sentence.text, source.n))
     return " ".join(chosen)

@@ -1,5 +1,6 @@
-"""Sentence-level text tools shared by the extractive answerer and the prompt builder:
-split passages into sentences and score them against a question. Terms are the project's one tokenizer
+"""Sentence-level text tools shared by the extractive answerer, the prompt builder and the verifier:
+split passages into sentences, score them against a question, and tell a sentence that only announces what
+came next on its page. Terms are the project's one tokenizer
 (`core.text.tokenize`: stop words out, Snowball stems)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from core.text import tokenize
 _ABBREV = re.compile(r"\b(e\.g|i\.e|et al|etc|vs|Fig|fig|approx|Dr|Mr|Ms|No)\.$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
+_CITATION = re.compile(r"(?:\s*\[\s*\d{1,3}\s*\])+")
 
 
 def terms(text: str) -> list[str]:
@@ -101,3 +103,18 @@ def relevant_sentences(question: str, passage: str, limit: int = 3, max_words: i
 def overlap(a: str, b: str) -> int:
     """Content terms two texts share: the support check for a cited sentence."""
     return len(set(terms(a)) & set(terms(b)))
+
+
+# A page's sentence that announces what comes next on the page ("The formula below gives ...", "Let us now present
+# a snippet ...", "Here is the comparison"): copied into an answer it points at nothing. General English only;
+# "below" as a comparison ("falls below the ridge point") and "the following X: <the X>" say something.
+_AHEAD = re.compile(
+    r"\b(?:shown|see|listed|given|described|illustrated|presented|summari[sz]ed|outlined|as)\s+below\b"
+    r"|^\W*below\s+(?:is|are)\b|\b(?:the|this|these)\s+(?:[\w-]+\s+){0,2}below\b(?!\s+(?:the|a|an|\d))"
+    r"|^\W*(?:let\s+us|let's)\b|\bas\s+follows\W*$"
+    r"|(?:^\W*(?:here\s+is|here\s+are|here's)|\bthe\s+following)\b(?![^:]*:\s*\S+\s+\S+)", re.IGNORECASE)
+
+
+def points_ahead(claim: str) -> bool:
+    """The sentence announces a figure, code or list that followed it on its page."""
+    return bool(_AHEAD.search(_CITATION.sub("", claim).strip()))

@@ -15,8 +15,8 @@ number, version and proper name of the sentence must occur in the passages it is
 also come from the question or the source's title, a number only from the passages): a figure borrowed from
 another page never passes. A sentence is dropped, with the reason, when no source supports it, when it says
 the sources do not cover the question (the model declining), when it only restates the question, when it
-dangles ("An example of this is [2]."), or when the length limit cut it off; the reader sees what was taken
-out.
+dangles ("An example of this is [2]."), when it announces what came next on its page ("The formula below
+..."), or when the length limit cut it off; the reader sees what was taken out.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 from rapidfuzz.distance import OSA
 
 from assistant.evidence import Evidence, EvidenceSource, refers_back
+from assistant.sentences import points_ahead
 from assistant.sentences import sentences as split_sentences
 from assistant.sentences import terms
 from core.settings import LLMSettings
@@ -95,6 +96,7 @@ UNSUPPORTED = "not supported by the source it cites"
 CUT_OFF = "cut off at the length limit"
 RESTATES = "only restates the question"
 DANGLING = "points at a source instead of saying something"
+POINTS_AHEAD = "points at something the answer does not show (a figure, code or list that came after it on the page)"
 BORROWED = "names {facts} that its passage does not hold"
 MISBOUND = "gives {facts} to {name}; its passage says it of something else"
 MISCOUNTED = "counts something else with {facts} than its passage does"
@@ -449,6 +451,8 @@ class Verifier:
                 reason = CUT_OFF
             elif dangles(claim.text) and not repaired:
                 reason = DANGLING
+            elif points_ahead(claim.text):
+                reason = POINTS_AHEAD
             elif len(stems(claim.text) - question_stems) < MIN_NEW_WORDS:
                 reason = RESTATES
             if not reason and repaired:

@@ -1,7 +1,9 @@
-"""How often the counted-number check (assistant/verify.py `miscounted`) would drop a sentence the model wrote:
-every distinct cited sentence of the answer-quality runs kept in docs/measurements (product and naive), checked
-against the whole extracted text of the pages it cites. The live check sees only the picked passages; the whole
-page is the generous side, so a sentence flagged here is flagged there too.
+"""How often the counted-number check (assistant/verify.py `miscounted`) and the points-ahead check
+(assistant/sentences.py `points_ahead`) would drop a sentence the model wrote: every distinct cited sentence of
+the answer-quality runs kept in docs/measurements (product and naive), the counted numbers checked against the
+whole extracted text of the pages it cites. The live check sees only the picked passages; the whole page is the
+generous side, so a sentence flagged here is flagged there too. Also: how many of the archive's page sentences
+point ahead (the extractive answer and the pointer answer's quote skip them).
 
     .venv/bin/python bench/verify_counts.py [--runs 'docs/measurements/answer_quality*.json'] [--out F]
 """
@@ -45,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from assistant.evidence import EvidenceSentence, EvidenceSource
-    from assistant.sentences import sentences
+    from assistant.sentences import points_ahead, sentences
     from assistant.verify import miscounted, quantities
     from index.records import ResourceHit
     from ingest.catalog import load_catalog
@@ -69,8 +71,13 @@ def main() -> None:
         if numbers := miscounted(sentence, page):
             flagged += 1
             examples.append({"sentence": sentence, "numbers": numbers, "cites": ids})
+    ahead = [sentence for sentence, _ in claims if points_ahead(sentence)]
+    page_sentences = [s for text in texts.values() for s in sentences(text)]
     write_report({"runs": [p.name for p in runs], "cited_sentences": len(claims),
-                  "with_a_counted_number": counted, "dropped_by_miscounted": flagged, "dropped": examples}, args.out)
+                  "with_a_counted_number": counted, "dropped_by_miscounted": flagged, "dropped": examples,
+                  "dropped_by_points_ahead": len(ahead), "points_ahead": ahead,
+                  "page_sentences": len(page_sentences),
+                  "page_sentences_pointing_ahead": sum(1 for s in page_sentences if points_ahead(s))}, args.out)
 
 
 if __name__ == "__main__":

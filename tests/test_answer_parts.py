@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from fixtures.index.corpus import load_corpus
 
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.extractive import extractive_answer
 from assistant.conversation import Turn, standalone_question
 from assistant.prompt import render_evidence
-from assistant.sentences import is_sentence_start, relevant_sentences, sentences, starts_new_sentence
+from assistant.sentences import is_sentence_start, points_ahead, relevant_sentences, sentences, starts_new_sentence
 from index.records import ResourceHit
 
 PASSAGE = (
@@ -94,6 +96,34 @@ def test_extractive_answer_quotes_the_most_relevant_evidence_first_each_with_its
 def test_extractive_answer_takes_at_most_two_sentences_from_one_source():
     evidence = evidence_of([(f"Sentence number {i} about tiles.", 1.0 - i / 10) for i in range(4)])
     assert extractive_answer(evidence).count("[1]") == 2
+
+
+def test_extractive_answer_never_quotes_a_sentence_announcing_what_followed_it_on_its_page():
+    evidence = evidence_of([("The formula below gives the size of the KV cache.", 0.9),
+                            ("The KV cache grows with batch size and sequence length.", 0.5)])
+    assert extractive_answer(evidence) == "“The KV cache grows with batch size and sequence length” [1]."
+
+
+@pytest.mark.parametrize("sentence", [
+    "Let us now present a snippet of warp-specialization code [2].",
+    "Below is the performance comparison on different GPUs [3].",
+    "The table below lists the formats [1].",
+    "Here is the comparison of the two kernels [1].",
+    "The results are as follows:",
+    "Triton is described in the following publication [2].",
+])
+def test_a_sentence_that_announces_what_came_next_on_its_page_points_ahead(sentence):
+    assert points_ahead(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Performance falls below the ridge point when arithmetic intensity is low [1].",
+    "The kernel stays below 50% of peak [1].",
+    "Triton is described in the following publication: Triton, an intermediate language [2].",
+    "Here is how it works: the kernel tiles the matrix in shared memory [1].",
+])
+def test_below_as_a_comparison_or_a_list_given_after_a_colon_says_something(sentence):
+    assert not points_ahead(sentence)
 
 
 def test_extractive_answer_is_empty_without_evidence():

@@ -14,6 +14,7 @@ from assistant.verify import (
     MISBOUND,
     MISCOUNTED,
     NO_SOURCE,
+    POINTS_AHEAD,
     RESTATES,
     UNSUPPORTED,
     Verifier,
@@ -171,6 +172,13 @@ def test_a_pointer_after_a_phrase_with_no_verb_is_still_dropped(verifier, eviden
 def test_a_pointer_with_too_little_before_it_is_still_dropped(verifier, evidence):
     verdict = verifier.attribute("The blocks are described in [1].", evidence)
     assert [d.reason for d in verdict.dropped] == [DANGLING]
+
+
+def test_a_sentence_announcing_what_followed_it_on_its_page_is_dropped(verifier, evidence):
+    verdict = verifier.attribute("FlashAttention splits queries, keys and values into blocks that fit in on-chip "
+                                 "SRAM [1]. The figure below shows the blocks in on-chip SRAM [1].", evidence)
+    assert [d.reason for d in verdict.dropped] == [POINTS_AHEAD]
+    assert len(verdict.kept) == 1
 
 
 def test_a_free_sentence_cut_off_by_the_length_limit_is_dropped(verifier, evidence):
