@@ -499,7 +499,7 @@ def _role(text: str) -> str | None:
         return "begun"
     if done:
         return "read"
-    # being read now is no wish, unless the clause also asks ("I'm reading X and want to go deeper into Y")
+    # being read now is no wish, unless the clause also asks ("I'm reading X so I can learn Y")
     if _reading_now(bare) and not any(w in WANT_WORDS - _READING_FORMS - {"now", "into"} for w in bare) and "?" not in text:
         return "reading"
     if any(w in WANT_WORDS for w in bare) or "?" in text:
