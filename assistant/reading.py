@@ -421,6 +421,9 @@ _QUESTION_OPENERS = frozenset({"what", "which", "where", "how", "why", "should",
                                "does", "did", "is", "are"})
 
 
+_PERFECT = re.compile(r"\b(?:i've|ive|i have|we've|we have)\s+(?:\w+\s+)?been\b", re.IGNORECASE)
+
+
 def _reading_now(bare: list[str]) -> bool:
     """The present progressive of reading, said of oneself ("I'm working through X", "... and am currently
     reading X"; "I'm going to read X" is not, nor "what am I reading next"). What it names is only counted where
@@ -451,7 +454,7 @@ def _role(text: str) -> str | None:
     if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
         return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
-    done = progressive = False
+    done = progressive = lost = False
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
     for i, w in enumerate(bare[:past]):
@@ -477,7 +480,7 @@ def _role(text: str) -> str | None:
             if nxt != "been" and nxt.endswith(("ed", "en", "wn", "ne", "ght")):
                 done = True  # "I've knocked out ...": the perfect says it is done
             elif nxt == "been" and _after(bare, i, "been") in _READING_FORMS:
-                progressive = True  # "I've been reading X": begun, not necessarily finished
+                progressive = True  # "I've been reading X": being read, not necessarily finished
         elif w in {"reading", "readings", "background", "history"} and i > 0 and bare[i - 1] == "my":
             done = True  # "My reading so far: ..."
         elif w == "behind" and bare[i + 1:i + 2] in (["me"], ["us"]):
@@ -487,16 +490,19 @@ def _role(text: str) -> str | None:
         elif w == "over" and i > 0 and bare[i - 1] in {"went", "gone", "been"}:
             done = True  # "I went over X"; "went" alone is no reading ("what went wrong before X")
     if bare[:1] == ["got"] and not done:
-        progressive = True  # "... and got lost in the advanced material of X": X was begun
+        lost = True  # "... and got lost in the advanced material of X": X was begun
     if bare[:1] == ["while"] and bare[1:2] and bare[1] in _READING_FORMS:
-        progressive = True  # "I got lost while diving into X": X was begun
+        lost = True  # "I got lost while diving into X": X was begun
     # "help me get started" wishes; "I got started on X" began
     began = any(w in BEGUN_WORDS and not (i and bare[i - 1] in {"get", "getting", "gets"}) for i, w in enumerate(bare))
-    begun = (progressive or began) and not any(w in FINISHED_WORDS for w in bare)
+    finished = any(w in FINISHED_WORDS for w in bare)
+    begun = (lost or began) and not finished
     if negated:
         return "not-read"
     if begun:
         return "begun"
+    if progressive and not finished:
+        return "reading"  # "I've been reading X": X is planned past like an item being read now
     if done:
         return "read"
     # being read now is no wish, unless the clause also asks ("I'm reading X so I can learn Y")
@@ -700,11 +706,14 @@ class Reader:
             elif clause.role == "reading":  # an item being read is planned past; a place being read is wanted
                 # "working on" takes projects too ("a lock manager"): there only a title spelled out is a reading
                 project = re.search(r"\bworking on\b", clause.text, re.IGNORECASE) is not None
-                items = [m for m in self.mentions(clause.text) if m.group is None and (not project or all(
+                found = self.mentions(clause.text)
+                items = [m for m in found if m.group is None and (not project or all(
                     self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
-                mentions += items
+                whole = [m for m in found if m.group is not None and _WHOLE.search(m.phrase)]  # "the whole X topic"
+                mentions += items + whole
                 now += items
-                if not items:
+                # a place being read now is wanted; one "I've been reading" is where they have been (a gap)
+                if not items and not whole and not _PERFECT.search(clause.text):
                     clause.role = "want"
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"

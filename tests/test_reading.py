@@ -438,6 +438,12 @@ def test_the_answer_says_what_is_being_read_now_and_does_not_offer_it_as_read(re
     assert [r.title for r in resources if r.id in answer.read_ids] == ["Raft: Understandable Consensus"]
 
 
+def test_an_item_one_has_been_reading_by_a_short_name_is_planned_past(reader):
+    understood = reader.understand("I've been reading the Raft paper. What should I read next?")
+    assert {r.title for r in understood.read} == {"Raft: Understandable Consensus"}
+    assert [m.label for m in understood.reading_now] == ["Raft: Understandable Consensus"]
+
+
 def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
     understood = reader.understand("I'm currently going through the Query Execution topic. What should I read next?")
     assert understood.read == [] and understood.focus_topics == ["Query Execution"]
