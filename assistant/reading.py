@@ -421,6 +421,7 @@ _QUESTION_OPENERS = frozenset({"what", "which", "where", "how", "why", "should",
                                "does", "did", "is", "are"})
 
 
+_NARROWING = frozenset({"especially", "particularly", "mainly", "mostly", "including", "notably"})
 _PERFECT = re.compile(r"\b(?:i've|ive|i have|we've|we have)\s+(?:\w+\s+)?been\b", re.IGNORECASE)
 
 
@@ -577,6 +578,12 @@ def split_clauses(text: str) -> list[Clause]:
                 parts.append([obj.strip(), "want" if not tail or tail[0] in _PREPOSITIONS else "read"])
                 if rest and rest[-1].strip():
                     parts.append([rest[-1].strip(), _role(rest[-1]) or "want"])
+        # "I've been reading about kernels, especially A, B and C": the intensifier narrows the reading, no wish
+        for i in range(1, len(parts)):
+            ws = words(parts[i][0])
+            if (parts[i][1] == "want" and parts[i - 1][1] in ("read", "reading") and ws and ws[0] in _NARROWING
+                    and not any(w in WANT_WORDS for w in ws[1:])):
+                parts[i][1] = None
         # "X, Y and Z are done": a read part takes the bare parts before it
         for i in range(len(parts) - 1, 0, -1):
             if parts[i][1] == "read":

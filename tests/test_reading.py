@@ -444,6 +444,11 @@ def test_an_item_one_has_been_reading_by_a_short_name_is_planned_past(reader):
     assert [m.label for m in understood.reading_now] == ["Raft: Understandable Consensus"]
 
 
+def test_names_after_especially_narrow_the_reading_they_follow(reader):
+    text = "I've been reading a lot lately, especially the Raft paper and Optimistic Lock Coupling. Next?"
+    assert read_titles(reader, text) == {"Raft: Understandable Consensus", "Optimistic Lock Coupling"}
+
+
 def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
     understood = reader.understand("I'm currently going through the Query Execution topic. What should I read next?")
     assert understood.read == [] and understood.focus_topics == ["Query Execution"]
