@@ -171,6 +171,23 @@ def _sentences(message: str) -> list[str]:
     return [s for line in message.splitlines() for s in re.split(r"(?<=[.!?])\s+", line) if s.strip()]
 
 
+def _mention_problem(mention: str, sentences: list[str], now: bool) -> str:
+    """Why the sentence a name is said in does not state it as read ("" when it does). A name being read now
+    may be said as still reading ("I'm going through X") or as read."""
+    said = [s for s in sentences if _norm(mention) in _norm(s)]
+    if not said:
+        return "a name changed or left out"
+    if said[0].rstrip().endswith("?"):
+        return "a name in a question"
+    words = {w.lower() for w in re.findall(r"[A-Za-z']+", said[0])}
+    not_a_read = words & (NOT_A_READ - {"going"} if now else NOT_A_READ) or any(w.endswith("n't") for w in words)
+    if now and not_a_read:
+        return "a name being read now in a sentence that is not a read"
+    if not now and (not_a_read or IN_PROGRESS.search(said[0])):
+        return "a name in a sentence that is not a read"
+    return ""
+
+
 def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...] = (),
                     now_mentions: Sequence[str] = ()) -> str:
     """Why a rewrite cannot carry its label, or "" when it can. A name being read now may be said as still
@@ -180,24 +197,9 @@ def rewrite_problem(message: str, mentions: list[str], must_say: tuple[str, ...]
     if not FIRST_PERSON.search(message):
         return "not in the first person"
     sentences = _sentences(message)
-    for mention in mentions:
-        said = [s for s in sentences if _norm(mention) in _norm(s)]
-        if not said:
-            return "a name changed or left out"
-        if said[0].rstrip().endswith("?"):
-            return "a name in a question"
-        words = {w.lower() for w in re.findall(r"[A-Za-z']+", said[0])}
-        if words & NOT_A_READ or any(w.endswith("n't") for w in words) or IN_PROGRESS.search(said[0]):
-            return "a name in a sentence that is not a read"
-    for mention in now_mentions:
-        said = [s for s in sentences if _norm(mention) in _norm(s)]
-        if not said:
-            return "a name changed or left out"
-        if said[0].rstrip().endswith("?"):
-            return "a name in a question"
-        words = {w.lower() for w in re.findall(r"[A-Za-z']+", said[0])}
-        if words & (NOT_A_READ - {"going"}) or any(w.endswith("n't") for w in words):
-            return "a name being read now in a sentence that is not a read"
+    for mention, now in [(m, False) for m in mentions] + [(m, True) for m in now_mentions]:
+        if problem := _mention_problem(mention, sentences, now):
+            return problem
     low = message.lower()
     if must_say and not any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}", low) for w in must_say):
         return "the want is not said"

@@ -467,11 +467,14 @@ def collect_rewrites(args: argparse.Namespace) -> tuple[list[dict], dict[str, in
 
 
 def labelled(row_id: str, state: dict, message: str) -> dict:
-    return {"id": row_id, "seed": state["seed"], "scenario": state["scenario"], "question": message,
-            "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
-            "skipped_topic": state["skipped_topic"], "reading_now": state.get("reading_now", []),
-            "gold": state["gold"], "accept": state["accept"],
-            "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]], "style": state["style"]}
+    row = {"id": row_id, "seed": state["seed"], "scenario": state["scenario"], "question": message,
+           "read": state["read_ids"], "focus": state["focus"], "subject": state["subject"],
+           "skipped_topic": state["skipped_topic"], "reading_now": state.get("reading_now", []),
+           "gold": state["gold"], "accept": state["accept"],
+           "units": [{"kind": u["kind"], "ids": u["ids"]} for u in state["units"]], "style": state["style"]}
+    if not row["reading_now"]:
+        del row["reading_now"]  # the splits written before --reading-now stay byte for byte
+    return row
 
 
 def cmd_prompts(args: argparse.Namespace) -> None:
