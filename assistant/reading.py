@@ -370,8 +370,8 @@ def _url_parts(url: str) -> tuple[str, str]:
 class Clause:
     text: str
     # "read" (what they have read), "not-read", "begun" (items started count as read, a whole place does not),
-    # "reading" (being read now: items count as read, a place does not), "maybe" (a bare list, read if it names
-    # titles), "want"
+    # "reading" (being read now, or "I've been reading": items and whole groups count as read, a place does
+    # not), "maybe" (a bare list, read if it names titles), "want"
     role: str
 
 
@@ -381,6 +381,8 @@ _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
 _PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|(?=\bwhile\b)"
                     r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would|got)\b)", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
+_NARROWING = frozenset({"especially", "particularly", "mainly", "mostly", "including", "notably"})  # "..., especially A"
+_PERFECT = re.compile(r"\b(?:i've|ive|i have|we've|we have)\s+(?:\w+\s+)?been\b", re.IGNORECASE)  # "I've been reading"
 _SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=\s+(?:i|i'm|i'd|we|my)\b)",
                           re.IGNORECASE)
 _PREPOSITIONS = frozenset({"for", "to", "on", "in", "about", "into", "with", "that", "this", "it", "i", "we"})
@@ -419,10 +421,6 @@ _READING_FORMS = frozenset({"reading", "studying", "going", "working", "watching
 _NOW_SUBJECTS = frozenset({"i'm", "im", "am", "currently", "presently"})
 _QUESTION_OPENERS = frozenset({"what", "which", "where", "how", "why", "should", "can", "could", "would", "will", "do",
                                "does", "did", "is", "are"})
-
-
-_NARROWING = frozenset({"especially", "particularly", "mainly", "mostly", "including", "notably"})
-_PERFECT = re.compile(r"\b(?:i've|ive|i have|we've|we have)\s+(?:\w+\s+)?been\b", re.IGNORECASE)
 
 
 def _reading_now(bare: list[str]) -> bool:
@@ -710,13 +708,8 @@ class Reader:
                 unplaced += missed
             elif clause.role == "begun":
                 mentions += self._begun_read(clause.text)
-            elif clause.role == "reading":  # an item being read is planned past; a place being read is wanted
-                # "working on" takes projects too ("a lock manager"): there only a title spelled out is a reading
-                project = re.search(r"\bworking on\b", clause.text, re.IGNORECASE) is not None
-                found = self.mentions(clause.text)
-                items = [m for m in found if m.group is None and (not project or all(
-                    self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
-                whole = [m for m in found if m.group is not None and _WHOLE.search(m.phrase)]  # "the whole X topic"
+            elif clause.role == "reading":
+                items, whole = self._being_read(clause.text)
                 mentions += items + whole
                 now += items
                 # a place being read now is wanted; one "I've been reading" is where they have been (a gap)
@@ -765,10 +758,20 @@ class Reader:
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
                              named=named_aside, reading_now=now)
 
+    def _being_read(self, text: str) -> tuple[list[Mention], list[Mention]]:
+        """What a clause of reading now counts as read: the items it names (by any of their names; after
+        "working on", which takes projects too, only a title spelled out), and the groups it names whole
+        ("I've been reading the whole X topic")."""
+        project = re.search(r"\bworking on\b", text, re.IGNORECASE) is not None
+        found = self.mentions(text)
+        items = [m for m in found if m.group is None and (not project or all(
+            self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
+        return items, [m for m in found if m.group is not None and _WHOLE.search(m.phrase)]
+
     def _begun_read(self, text: str) -> list[Mention]:
         """What a clause of beginning counts as read: "I jumped into DeepGEMM and the advanced material" reads
         DeepGEMM (a title spelled out), not the place; a place's name is the place ("jumped into
-        FlashAttention") unless a version names the item; "I've been reading the whole X topic" reads X."""
+        FlashAttention") unless a version names the item; "I started on the whole X topic" reads X."""
         def read(m: Mention) -> bool:
             if m.group is not None:
                 return bool(_WHOLE.search(m.phrase))

@@ -14,7 +14,7 @@ from core.text import tokenize
 _ABBREV = re.compile(r"\b(e\.g|i\.e|et al|etc|vs|Fig|fig|approx|Dr|Mr|Ms|No)\.$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
-_CITATION = re.compile(r"(?:\s*\[\s*\d{1,3}\s*\])+")
+MARKERS = re.compile(r"((?:\s*\[\s*\d{1,3}\s*\])+)")  # a run of citation markers, "[1]" or " [2] [3]"
 
 
 def terms(text: str) -> list[str]:
@@ -117,4 +117,4 @@ _AHEAD = re.compile(
 
 def points_ahead(claim: str) -> bool:
     """The sentence announces a figure, code or list that followed it on its page."""
-    return bool(_AHEAD.search(_CITATION.sub("", claim).strip()))
+    return bool(_AHEAD.search(MARKERS.sub("", claim).strip()))

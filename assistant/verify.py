@@ -30,13 +30,13 @@ import numpy as np
 from rapidfuzz.distance import OSA
 
 from assistant.evidence import Evidence, EvidenceSource, refers_back
+from assistant.sentences import MARKERS as _MARKERS
 from assistant.sentences import points_ahead
 from assistant.sentences import sentences as split_sentences
 from assistant.sentences import terms
 from core.settings import LLMSettings
 
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<</?SYS>>")
-_MARKERS = re.compile(r"((?:\s*\[\s*\d{1,3}\s*\])+)")
 _NUMBER = re.compile(r"\d{1,3}")
 # General English for "the sources/evidence do not say": a refusal phrased as a sentence.
 _DECLINE = re.compile(
