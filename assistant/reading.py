@@ -439,6 +439,20 @@ def _reading_now(bare: list[str]) -> bool:
     return False
 
 
+_WH_OPENERS = frozenset({"what", "what's", "whats", "which", "where", "how", "why", "who", "when"})
+_LEARNER = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "me", "my", "we", "we've", "us", "our"})
+_CLAUSE_LINKS = frozenset({"now", "that", "because", "as"})
+
+
+def _about_things(bare: list[str]) -> int:
+    """Where the words about the learner's reading may start. A wh-question that never names the learner asks
+    about things ("what instructions are used in TMA?", "which paper covered X first?"), so its done-words say
+    nothing was read, up to a clause of its own ("what comes next now that PMPP is done?")."""
+    if not bare or bare[0] not in _WH_OPENERS or any(w in _LEARNER for w in bare):
+        return 0
+    return next((i for i, w in enumerate(bare) if i and w in _CLAUSE_LINKS), len(bare))
+
+
 def _after(ws: list[str], start: int, word: str) -> str:
     """The word after the first `word` at or after `start`."""
     for j in range(start, len(ws) - 1):
@@ -457,6 +471,8 @@ def _role(text: str) -> str | None:
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
     for i, w in enumerate(bare[:past]):
+        if i < _about_things(bare):
+            continue
         if w == "know" and i > 0 and bare[i - 1] in {"to", "me", "you", "us"}:
             continue  # "I'd like to know", "let me know": asking, not knowing
         if w == "did":

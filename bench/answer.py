@@ -11,6 +11,10 @@ Per set (the dev set, reported only; a seeded sample of the synthetic set, from 
 * `dropped_share`: generated sentences removed by verification, over all generated sentences;
 * `first_token_s`, `total_s`: p50/p95 of the time to the first streamed token and to the final answer
   (retrieval, evidence, prompt and generation; the model already loaded);
+* `source_stated` (synthetic only): share of questions whose shown answer (the model's or the quoted one) has
+  a sentence that says what a sentence of the passage the question was written from says (MiniLM cosine >=
+  0.70, the key-point threshold of bench/answer_quality.py): the proxy for "the fact is stated";
+  `planner_routed`: questions answered by the reading planner instead (a concept question never should be);
 * evidence (no LLM needed): `gold_in_evidence` (a gold resource among the numbered sources) and, for
   synthetic questions, `source_in_evidence` (a sentence of the passage the question was written from).
 `extractive` is the no-LLM baseline's latency in the same run; `cli` (with --cli N) is the wall time of
@@ -24,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -43,12 +48,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def question_sets(names: list[str], sample: int, seed: int, fold: int) -> dict[str, list[dict[str, Any]]]:
+def question_sets(names: list[str], sample: int, seed: int, fold: int, passages_only: bool = False) -> dict[str, list[dict[str, Any]]]:
     sets: dict[str, list[dict[str, Any]]] = {}
     if "dev" in names:
         sets["dev"] = [q for q in read_jsonl(QUESTIONS) if q["kind"] in DEV_KINDS]
     if "synthetic" in names and SYNTHETIC.exists():
-        pool = [q for q in read_jsonl(SYNTHETIC) if q.get("fold") == fold]
+        pool = [q for q in read_jsonl(SYNTHETIC)
+                if q.get("fold") == fold and (not passages_only or q["kind"] == "synthetic-passage")]
         sets["synthetic"] = random.Random(seed).sample(pool, min(sample, len(pool)))
     return sets
 
@@ -91,6 +97,26 @@ class _AsCitation:
         self.resource_id, self.url = res.id, res.url
 
 
+STATED_COSINE = 0.70  # as answer_quality.COVER_COSINE: same-fact paraphrases sit above it
+
+
+def source_stated(assistant: Any, q: dict[str, Any], text: str) -> bool | None:
+    """Does an answer sentence say what a sentence of the question's source passage says?"""
+    from assistant.sentences import sentences
+
+    chunk_id = q.get("source_chunk")
+    if not chunk_id:
+        return None
+    chunk = next((c for c in assistant.searcher.chunks if c.chunk_id == chunk_id), None)
+    said = sentences(re.sub(r"\s*\[\d+(?:\s*,\s*\d+)*\]", "", text))
+    if chunk is None or not said:
+        return False if chunk is not None else None
+    source = sentences(chunk.text)
+    vecs = assistant.searcher.embedder.encode_uncached(source + said)
+    sims = vecs[: len(source)] @ vecs[len(source):].T
+    return bool(sims.max() >= STATED_COSINE)
+
+
 def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
     from assistant.chain import Query
     from assistant.verify import split_claims
@@ -122,8 +148,14 @@ def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
         "first_token_s": round(first, 2) if first is not None else None,
         "total_s": round(total, 2),
         "answer": final.text,
+        "source_stated": source_stated(assistant, q, final.text),
         "control_token": "<|" in final.text or "NO_ANSWER" in final.text,
     }
+
+
+def _stated(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    known = [r["source_stated"] for r in rows if r["source_stated"] is not None]
+    return {"source_stated": round(sum(known) / len(known), 3), "source_stated_count": f"{sum(known)}/{len(known)}"} if known else {}
 
 
 def summarise(rows: list[dict[str, Any]], ev_rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -141,11 +173,13 @@ def summarise(rows: list[dict[str, Any]], ev_rows: list[dict[str, Any]]) -> dict
         out |= {
             "llm_shown": round(sum(r["llm_shown"] for r in rows) / n, 3),
             "llm_shown_count": f"{sum(r['llm_shown'] for r in rows)}/{n}",
+            **_stated(rows),
             "gold_cited": round(sum(r["gold_cited"] for r in rows) / n, 3),
             "gold_cited_count": f"{sum(r['gold_cited'] for r in rows)}/{n}",
             "citation_precision": round(sum(r["gold_citations"] for r in rows) / cites, 3) if cites else None,
             "dropped_share": round(sum(r["dropped"] for r in rows) / generated, 3) if generated else None,
             "abstained": sum(r["route"] == "abstain" for r in rows),
+            "planner_routed": sum(r["route"] == "next" for r in rows),
             "weak": sum(r["weak"] for r in rows),
             "control_tokens": sum(r["control_token"] for r in rows),
             "first_token_s": p50_p95([r["first_token_s"] for r in rows if r["first_token_s"] is not None]),
@@ -224,6 +258,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=20, help="synthetic questions, seeded sample of one fold")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fold", type=int, default=4, help="the synthetic fold to sample (tuning used the others)")
+    parser.add_argument("--passages-only", action="store_true",
+                        help="synthetic questions written from page text only (no catalog-card questions)")
     parser.add_argument("--no-llm", action="store_true", help="evidence selection and extractive latency only")
     parser.add_argument("--cli", type=int, default=0, help="also time N fresh `gpuguide ask` processes")
     parser.add_argument("--showcase", type=Path, help="JSON Lines of questions for the answers table")
@@ -240,7 +276,7 @@ def main() -> None:
         include={"threads", "max_tokens", "answer_sentences", "evidence_resources", "evidence_tokens",
                  "evidence_max_sentences", "evidence_lexical_weight", "evidence_rank_weight", "evidence_mmr_lambda",
                  "evidence_relevance_span", "verify_min_cosine", "verify_min_lexical"})}
-    sets = question_sets(args.sets, args.sample, args.seed, args.fold)
+    sets = question_sets(args.sets, args.sample, args.seed, args.fold, args.passages_only)
 
     # Baseline in the same run: the extractive answer (no LLM), warm.
     concept = [q["question"] for qs in sets.values() for q in qs][:30]

@@ -212,6 +212,16 @@ def test_went_alone_is_no_reading_but_went_over_is(reader):
     assert read_titles(reader, "I went through Optimistic Lock Coupling, what now?") == {"Optimistic Lock Coupling"}
 
 
+def test_a_question_about_things_that_never_names_the_learner_reads_nothing(reader):
+    assert read_titles(reader, "What techniques are used in Optimistic Lock Coupling?") == set()
+    assert read_titles(reader, "Which systems covered Optimistic Lock Coupling first?") == set()
+
+
+def test_a_clause_of_its_own_in_such_a_question_still_says_what_was_read(reader):
+    question = "What comes next now that Optimistic Lock Coupling is done?"
+    assert read_titles(reader, question) == {"Optimistic Lock Coupling"}
+
+
 def test_a_typo_in_a_name_still_names_the_item(reader):
     assert read_titles(reader, "i finished rcokslite, what next?") == {"RocksLite"}
 

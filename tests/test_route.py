@@ -92,6 +92,10 @@ def test_what_a_titled_resource_is_used_for_goes_to_search(next_reads):
     assert next_reads.decide("what is optimistic lock coupling used for?").route == "search"
 
 
+def test_a_passive_question_naming_a_title_never_goes_to_the_planner(next_reads):
+    assert next_reads.decide("What latches are used in Optimistic Lock Coupling?").route == "search"
+
+
 def test_a_lookup_goes_to_search(next_reads):
     assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
 
