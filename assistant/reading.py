@@ -109,9 +109,14 @@ def stem(word: str) -> str:
     return stem_word(word)
 
 
+def surface_words(text: str) -> list[str]:
+    """The words as written, possessive 's kept."""
+    return _RAW_WORD.findall(text.replace("’", "'"))
+
+
 def words(text: str) -> list[str]:
-    """Surface words, lower-cased, possessive 's kept (roles are decided on these)."""
-    return [w.lower().replace("’", "'") for w in _RAW_WORD.findall(text.replace("’", "'"))]
+    """Surface words, lower-cased (roles are decided on these)."""
+    return [w.lower() for w in surface_words(text)]
 
 
 def content_terms(text: str) -> list[str]:
@@ -440,15 +445,19 @@ def _reading_now(bare: list[str]) -> bool:
 
 
 _WH_OPENERS = frozenset({"what", "what's", "whats", "which", "where", "how", "why", "who", "when"})
-_LEARNER = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "me", "my", "we", "we've", "us", "our"})
+_YES_NO_AUXILIARIES = frozenset({"can", "could", "would", "will", "should", "is", "are", "was", "were", "does", "do",
+                                 "did"})
+LEARNER_WORDS = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "me", "my", "we", "we've", "us", "our"})
 _CLAUSE_LINKS = frozenset({"now", "that", "because", "as"})
 
 
-def _about_things(bare: list[str]) -> int:
-    """Where the words about the learner's reading may start. A wh-question that never names the learner asks
-    about things ("what instructions are used in TMA?", "which paper covered X first?"), so its done-words say
-    nothing was read, up to a clause of its own ("what comes next now that PMPP is done?")."""
-    if not bare or bare[0] not in _WH_OPENERS or any(w in _LEARNER for w in bare):
+def _about_things(bare: list[str], question: bool) -> int:
+    """Where the words about the learner's reading may start. A question that never names the learner asks
+    about things ("what instructions are used in TMA?", "which paper covered X first?", "can EAGLE be used in
+    production?"), so its done-words say nothing was read, up to a clause of its own ("what comes next now that
+    PMPP is done?")."""
+    # a question opens with them ("..., which are done?" and "X and Y are done." do not)
+    if not (question and bare[:1] and bare[0] in _WH_OPENERS | _YES_NO_AUXILIARIES) or any(w in LEARNER_WORDS for w in bare):
         return 0
     return next((i for i, w in enumerate(bare) if i and w in _CLAUSE_LINKS), len(bare))
 
@@ -461,7 +470,8 @@ def _after(ws: list[str], start: int, word: str) -> str:
     return ""
 
 
-def _role(text: str) -> str | None:
+def _role(text: str, question: bool = False) -> str | None:
+    """`question`: the text opens a sentence that ends in a question mark."""
     ws = words(_unquoted(text))
     bare = [w.removesuffix("'s") for w in ws]
     if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
@@ -471,7 +481,7 @@ def _role(text: str) -> str | None:
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
     for i, w in enumerate(bare[:past]):
-        if i < _about_things(bare):
+        if i < _about_things(bare, question):
             continue
         if w == "know" and i > 0 and bare[i - 1] in {"to", "me", "you", "us"}:
             continue  # "I'd like to know", "let me know": asking, not knowing
@@ -583,7 +593,7 @@ def split_clauses(text: str) -> list[Clause]:
                 continue
             pieces = _AFTER.split(part, maxsplit=1)
             if pieces[0].strip():
-                parts.append([pieces[0].strip(), _role(pieces[0])])
+                parts.append([pieces[0].strip(), _role(pieces[0], asks and not parts)])
             if len(pieces) == 3 and content_terms(pieces[2]):
                 # "after PMPP if I want X": the object ends where a clause of its own starts
                 obj, *rest = _SUBORDINATE.split(pieces[2], maxsplit=1)

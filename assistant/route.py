@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.reading import Reader, Understanding, kind_of, split_clauses, words
+from assistant.reading import LEARNER_WORDS, Reader, Understanding, kind_of, split_clauses, surface_words, words
 from core.logistic import fit_logistic as core_fit_logistic
 from core.logistic import logistic
 
@@ -85,14 +85,27 @@ def request_feature(question: str) -> float:
         if clause.role != "read" and any(w in GAP_QUESTION_WORDS for w in ws) and any(
                 w in {"i", "i'm", "im", "me", "my"} for w in ws):  # about the learner's own reading
             return 1.0
-        if clause.role != "want":
+        if clause.role != "want" or _asks_when_or_who(ws):
             continue
-        if any(w in REQUEST_WORDS for w in ws):
+        if any(w in REQUEST_WORDS for w in _common_words(clause.text)):
             return 1.0
         for i, w in enumerate(ws):
             if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 4):i]):
                 return 1.0
     return 0.0
+
+
+def _common_words(text: str) -> list[str]:
+    """The clause's words, lower-cased, without those capitalised inside it: a capital after the first word
+    makes a request word part of a name ("the push for Cloud Next", "Next.js")."""
+    tokens = surface_words(text)
+    return [t.lower() for i, t in enumerate(tokens) if i == 0 or not t[:1].isupper() or t.lower() in _FIRST_PERSON]
+
+
+def _asks_when_or_who(ws: list[str]) -> bool:
+    """"When did CuTe DSL support start?", "who began the project?": a time or a person of the field asked for;
+    its verbs of starting are the thing's, not a request ("when should I start X?" names the learner)."""
+    return bool(ws) and ws[0] in {"when", "who"} and not any(w in LEARNER_WORDS for w in ws)
 
 
 _THE_LIST_WORDS = frozenset({"guide", "list", "catalog", "catalogue", "curriculum"})

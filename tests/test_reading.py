@@ -217,6 +217,11 @@ def test_a_question_about_things_that_never_names_the_learner_reads_nothing(read
     assert read_titles(reader, "Which systems covered Optimistic Lock Coupling first?") == set()
 
 
+def test_are_done_after_a_list_still_says_what_was_read(reader):
+    question = "LSM Trees Explained and Optimistic Lock Coupling are done. Which is next?"
+    assert read_titles(reader, question) == {"LSM Trees Explained", "Optimistic Lock Coupling"}
+
+
 def test_a_clause_of_its_own_in_such_a_question_still_says_what_was_read(reader):
     question = "What comes next now that Optimistic Lock Coupling is done?"
     assert read_titles(reader, question) == {"Optimistic Lock Coupling"}

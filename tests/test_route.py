@@ -96,6 +96,19 @@ def test_a_passive_question_naming_a_title_never_goes_to_the_planner(next_reads)
     assert next_reads.decide("What latches are used in Optimistic Lock Coupling?").route == "search"
 
 
+def test_a_yes_no_question_about_a_titled_resource_is_no_history(next_reads):
+    decision = next_reads.decide("Can Optimistic Lock Coupling be used in production?")
+    assert decision.route == "search" and decision.features["history"] == 0.0
+
+
+def test_asking_when_something_started_is_no_request(next_reads):
+    assert request_feature("When did RocksLite support for column families start?") == 0.0
+
+
+def test_a_request_word_inside_a_name_is_no_request():
+    assert request_feature("Who has been involved in the push for Cloud Next?") == 0.0
+
+
 def test_a_lookup_goes_to_search(next_reads):
     assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
 
