@@ -327,13 +327,15 @@ class Guide:
 
     def times(self) -> dict[str, Estimate]:
         """Reading time per resource from the loaded index's chunks, else the store's (recomputed per index)."""
-        from assistant.readtime import estimate_all, stored_chunks
+        from assistant.readtime import estimate_all, stored_chunks, stored_continuations
 
         chunks = self._searcher.chunks if self._searcher is not None else None
         if chunks is None:
-            return estimate_all(self.resources, stored_chunks(self.settings), self.settings.learning)
+            return estimate_all(self.resources, stored_chunks(self.settings), self.settings.learning,
+                                stored_continuations(self.settings))
         if self._times is None or self._times[0] is not chunks:
-            self._times = (chunks, estimate_all(self.resources, chunks, self.settings.learning))
+            self._times = (chunks, estimate_all(self.resources, chunks, self.settings.learning,
+                                                stored_continuations(self.settings)))
         return self._times[1]
 
     def learning_path(self) -> LearningPath:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.reading import Understanding, reader_for
-from assistant.readtime import Estimate, Total, estimate_all, stored_chunks, total
+from assistant.readtime import Estimate, Total, estimate_all, stored_chunks, stored_continuations, total
 from assistant.records import Answer, Citation
 from core.errors import UserError
 from core.records import Resource
@@ -292,7 +292,7 @@ def next_reads_for(settings: Settings, resources: list[Resource], embedder: Any 
         list_url=settings.catalog.list_url,
     )
     try:
-        front.times = estimate_all(resources, stored_chunks(settings), settings.learning)
+        front.times = estimate_all(resources, stored_chunks(settings), settings.learning, stored_continuations(settings))
     except UserError as exc:  # times are extra: a plan without them is still a plan
         log.warning("reading times unavailable: %s", exc)
     return front

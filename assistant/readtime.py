@@ -7,8 +7,9 @@ words. The rules (all knobs in `settings.learning`):
 * a paper: its full text (a PDF) at `paper_words_per_minute`; with only the abstract page extracted, the
   fixed `paper_abstract_only_minutes` (a rule stated in the settings, shown as such, not a word count);
 * a repository: its README at `words_per_minute` plus `repo_extra_minutes` to look through the code;
-* `unknown_kinds` (talks, books, forums: their page says nothing of the work's length) and card-only
-  resources (nothing extracted): unknown, never guessed.
+* `unknown_kinds` (talks, books, forums: their page says nothing of the work's length), card-only
+  resources (nothing extracted) and the opening page of a multi-page document whose next pages were not
+  fetched (a manual's landing page, ingest/inlinks.continued_pages): unknown, never guessed.
 
 Words come from the stored chunks with their overlaps removed (each chunk's character offsets say where it
 sits in its page), so the index's docstore and the ingest store give the same count.
@@ -19,11 +20,12 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from core.records import Chunk, Resource
 from core.settings import LearningSettings, Settings
+from core.urls import url_key
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +115,10 @@ def page_words(chunks: Iterable[Chunk]) -> dict[tuple[str, str], int]:
     return words
 
 
-def estimate(resource: Resource, chunks: list[Chunk], cfg: LearningSettings) -> Estimate:
-    """The reading time of one resource from its own chunks (card chunks are ignored)."""
+def estimate(resource: Resource, chunks: list[Chunk], cfg: LearningSettings,
+             continued: Collection[str] = frozenset()) -> Estimate:
+    """The reading time of one resource from its own chunks (card chunks are ignored); `continued` holds the
+    url_keys of pages that open a multi-page document whose next pages were not fetched."""
     rid = resource.id
     pages = page_words(chunks)
     if resource.kind in cfg.unknown_kinds:
@@ -122,6 +126,9 @@ def estimate(resource: Resource, chunks: list[Chunk], cfg: LearningSettings) -> 
                         f"a {resource.kind}'s page says nothing of its length")
     if not pages:
         return Estimate(rid, None, UNKNOWN, 0, "no extracted text (catalog card only)")
+    if resource.kind not in ("paper", "repo") and any(url_key(url) in continued for url, _ in pages):
+        return Estimate(rid, None, UNKNOWN, sum(pages.values()),
+                        "only the first page of a multi-page document was extracted")
     if resource.kind == "paper":
         full = sum(n for (_, kind), n in pages.items() if kind == "pdf")
         if full:
@@ -140,12 +147,20 @@ def _minutes(words: int, per_minute: int) -> int:
     return max(1, math.ceil(words / per_minute))
 
 
-def estimate_all(resources: list[Resource], chunks: Iterable[Chunk], cfg: LearningSettings) -> dict[str, Estimate]:
+def estimate_all(resources: list[Resource], chunks: Iterable[Chunk], cfg: LearningSettings,
+                 continued: Collection[str] = frozenset()) -> dict[str, Estimate]:
     """Every resource's estimate, by id."""
     by_resource: dict[str, list[Chunk]] = defaultdict(list)
     for chunk in chunks:
         by_resource[chunk.resource_id].append(chunk)
-    return {r.id: estimate(r, by_resource.get(r.id, []), cfg) for r in resources}
+    return {r.id: estimate(r, by_resource.get(r.id, []), cfg, continued) for r in resources}
+
+
+def stored_continuations(settings: Settings) -> set[str]:
+    """The crawled pages that open a multi-page document (from the links kept at the last crawl)."""
+    from ingest.inlinks import continued_pages, load_links
+
+    return continued_pages(load_links(settings.inlinks_file))
 
 
 def total(estimates: Iterable[Estimate]) -> Total:

@@ -140,6 +140,24 @@ def update_links(path: Path, fetched: Iterable[FetchResult], catalog_ids: set[st
     return pages
 
 
+def continued_pages(pages: Mapping[str, dict]) -> set[str]:
+    """Keys (core.urls.url_key) of the kept pages that are the opening page of a multi-page document: they
+    link onward ("next ...") to a page under their own path that was not fetched ("next 1. Introduction" on a
+    manual's landing page). Its words are then a small part of the document's."""
+    kept = {url_key(url) for url in pages}
+    out: set[str] = set()
+    for url, page in pages.items():
+        own = url_key(url)
+        for target, anchor, _ in page.get("links", []):
+            if _NEXT_ANCHOR.match(anchor or "") and target.startswith(own + "/") and url_key(target) not in kept:
+                out.add(own)
+                break
+    return out
+
+
+_NEXT_ANCHOR = re.compile(r"\s*next\b", re.IGNORECASE)
+
+
 # --- what a card gets ----------------------------------------------------------------------------
 
 

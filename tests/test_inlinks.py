@@ -14,7 +14,7 @@ from core.records import FetchResult
 from core.settings import Settings
 from core.urls import url_key
 from ingest.catalog import current_catalog
-from ingest.inlinks import html_links, markdown_links, page_links
+from ingest.inlinks import continued_pages, html_links, markdown_links, page_links
 from ingest.listsync import sync_list
 from ingest.pipeline import run_ingest
 from ingest.refresh import refresh_from_catalog
@@ -127,3 +127,19 @@ def test_a_body_that_is_neither_html_nor_markdown_has_no_links():
     result = FetchResult(url="https://p.example/x.pdf", final_url="https://p.example/x.pdf", status="ok",
                          content_type="application/pdf", body=b"%PDF-1.7 [a](https://x.example/)")
     assert page_links(result) == []
+
+
+def test_a_page_linking_next_to_a_page_under_its_own_path_opens_a_multi_page_document() -> None:
+    pages = {"https://docs.example.org/manual/": {"links": [
+        ["docs.example.org/manual/contents.html", "previous Contents", ""],
+        ["docs.example.org/manual/part1.html", "next 1. Introduction", ""]]}}
+    assert continued_pages(pages) == {"docs.example.org/manual"}
+
+
+def test_a_next_link_to_another_document_or_a_fetched_page_continues_nothing() -> None:
+    pages = {
+        "https://docs.example.org/tuning-guide/": {"links": [["docs.example.org/compat-guide", "next Compat Guide", ""]]},
+        "https://docs.example.org/manual/": {"links": [["docs.example.org/manual/part1.html", "next Part 1", ""]]},
+        "https://docs.example.org/manual/part1.html": {"links": []},
+    }
+    assert continued_pages(pages) == set()

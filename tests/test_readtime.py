@@ -88,6 +88,17 @@ def test_a_talk_page_gives_no_time() -> None:
     assert est.minutes is None and est.words == 400
 
 
+def test_the_opening_page_of_a_multi_page_document_gives_no_time() -> None:
+    docs = replace(BLOG, kind="docs")
+    est = estimate(docs, chunks_of(page(600), 165, 30), CFG, continued={"example.org/post"})
+    assert est.minutes is None and est.basis == UNKNOWN and "first page" in est.why
+
+
+def test_a_page_that_continues_nowhere_keeps_its_time() -> None:
+    est = estimate(replace(BLOG, kind="docs"), chunks_of(page(600), 165, 30), CFG, continued={"example.org/other"})
+    assert (est.basis, est.minutes) == (TEXT, 3)
+
+
 def test_total_sums_known_times_and_counts_unknown_ones() -> None:
     a = estimate(BLOG, chunks_of(page(1000), 165, 30), CFG)
     b = estimate(replace(BLOG, id="other"), [], CFG)
