@@ -480,8 +480,9 @@ def _role(text: str, question: bool = False) -> str | None:
     done = progressive = lost = False
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
+    first = _about_things(bare, question)
     for i, w in enumerate(bare[:past]):
-        if i < _about_things(bare, question):
+        if i < first:
             continue
         if w == "know" and i > 0 and bare[i - 1] in {"to", "me", "you", "us"}:
             continue  # "I'd like to know", "let me know": asking, not knowing

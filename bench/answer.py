@@ -111,7 +111,7 @@ def source_stated(assistant: Any, q: dict[str, Any], text: str) -> bool | None:
     said = sentences(re.sub(r"\s*\[\d+(?:\s*,\s*\d+)*\]", "", text))
     if chunk is None or not said:
         return False if chunk is not None else None
-    source = sentences(chunk.text)
+    source = sentences(chunk.text) or [chunk.text]
     vecs = assistant.searcher.embedder.encode_uncached(source + said)
     sims = vecs[: len(source)] @ vecs[len(source):].T
     return bool(sims.max() >= STATED_COSINE)
