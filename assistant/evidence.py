@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from assistant.prompt import EvidenceBlock
-from assistant.sentences import sentences, terms
+from assistant.sentences import plain_math, sentences, terms
 from core.records import Chunk, Resource
 from core.settings import LLMSettings
 from index.records import ResourceHit
@@ -232,6 +232,7 @@ class EvidenceSelector:
             position = 0
             for chunk in self._page_chunks(hit, neighbours):
                 for i, sent in enumerate(sentences(chunk.text)):
+                    sent = plain_math(sent)
                     words = sent.split()
                     if len(words) < MIN_SENTENCE_WORDS or not readable(sent) or introduces(sent):
                         continue

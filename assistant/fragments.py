@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from assistant.sentences import sentences
+from assistant.sentences import plain_math, sentences
 from core.records import Chunk
 
 EDGE_WORDS = 4  # words of textStart and textEnd for a long sentence (what browsers' "copy link to highlight" use)
@@ -47,15 +47,16 @@ _PDF_PATH = re.compile(r"(\.pdf$)|(^/pdf/)", re.IGNORECASE)
 
 def plain_text(markdown: str) -> str:
     """The words of a markdown snippet as a browser shows them: emphasis, code ticks, link syntax, images,
-    heading #s, list and quote markers and backslash escapes removed; whitespace collapsed. Code spans keep
-    their content verbatim (an `__init__` is not emphasis)."""
+    heading #s, list and quote markers and backslash escapes removed, simple inline TeX as MathJax shows it
+    ("1.1$\\times$" → "1.1×"); whitespace collapsed. Code spans keep their content verbatim (an `__init__`
+    is not emphasis)."""
     codes: list[str] = []
 
     def keep_code(match: re.Match[str]) -> str:
         codes.append(match.group(2).strip())
         return f"\x00{len(codes) - 1}\x00"
 
-    text = _CODE_SPAN.sub(keep_code, markdown)
+    text = _CODE_SPAN.sub(keep_code, plain_math(markdown))
     text = _IMAGE.sub(" ", text)
     text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)

@@ -17,6 +17,33 @@ _FENCE = re.compile(r"```.*?```", re.DOTALL)
 MARKERS = re.compile(r"((?:\s*\[\s*\d{1,3}\s*\])+)")  # a run of citation markers, "[1]" or " [2] [3]"
 
 
+# Inline TeX as a page shows it (MathJax on arXiv abstracts): "1.1$\times$ speedup" reads "1.1× speedup". Only
+# spans that come out as plain text are replaced; a formula (fractions, sums, anything left with a backslash
+# or a brace) stays as written, and evidence leaves such sentences out.
+_INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]{1,60}?)(?<!\\)\$(?!\$)")
+_TEX_SYMBOLS = {
+    "times": "×", "cdot": "·", "approx": "≈", "sim": "~", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
+    "ll": "≪", "gg": "≫", "pm": "±", "to": "→", "rightarrow": "→", "infty": "∞", "mu": "μ", "alpha": "α",
+    "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "theta": "θ", "lambda": "λ", "sigma": "σ",
+    "tau": "τ", "phi": "φ", "pi": "π", "%": "%", "_": "_", ",": " ", ";": " ", "!": "", " ": " ",
+}
+_TEX_WRAPPERS = re.compile(r"\\(?:text|textrm|mathrm|mathit|mathbf|mathtt|operatorname)\s*\{([^{}\\]*)\}")
+_TEX_MACRO = re.compile(r"\\([A-Za-z]+|[%_,;! ])")
+
+
+def plain_math(text: str) -> str:
+    """`text` with its simple inline TeX spans written as plain text ("$\\times$" → "×", "$O(n)$" → "O(n)")."""
+
+    def plain(match: re.Match[str]) -> str:
+        body = _TEX_WRAPPERS.sub(r"\1", match.group(1))
+        body = _TEX_MACRO.sub(lambda m: _TEX_SYMBOLS.get(m.group(1), m.group(0)), body)
+        if "\\" in body or "{" in body or "}" in body:
+            return match.group(0)
+        return " ".join(body.split())
+
+    return _INLINE_MATH.sub(plain, text) if "$" in text else text
+
+
 def terms(text: str) -> list[str]:
     """The terms of `text` in order (core/text.py's tokenizer)."""
     return tokenize(text)

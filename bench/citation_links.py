@@ -1,6 +1,7 @@
 """Do citation links land on the sentence? For each question, the extractive answer (`gpuguide ask --llm none`
 path, no model) and, for every citation, what its `link` is: a text fragment, a PDF page, or the plain URL;
 and whether the fragment's words occur, contiguously and in order, in the stored text of the page it links to
+(its simple inline TeX as rendered: "1.1$\\times$" is "1.1×" on the page)
 (`source_url`, else `url`), or only on another page of the same resource (a follow-up such as the arXiv PDF
 or a GitHub README, when the chain does not say which page the quote came from).
 
@@ -73,7 +74,9 @@ def main() -> None:
     if args.limit:
         questions = questions[: args.limit]
     docs = [d for d in ChunkStore(settings.store_file).documents() if d.source_kind != "card"]
-    page_words = {d.url: words(d.text) for d in docs}
+    from assistant.sentences import plain_math
+
+    page_words = {d.url: words(plain_math(d.text)) for d in docs}  # inline TeX as the page renders it
     resource_pages: dict[str, list[str]] = {}
     for d in docs:
         resource_pages.setdefault(d.resource_id, []).append(d.url)

@@ -12,7 +12,14 @@ from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
 from assistant.extractive import extractive_answer
 from assistant.conversation import Turn, standalone_question
 from assistant.prompt import render_evidence
-from assistant.sentences import is_sentence_start, points_ahead, relevant_sentences, sentences, starts_new_sentence
+from assistant.sentences import (
+    is_sentence_start,
+    plain_math,
+    points_ahead,
+    relevant_sentences,
+    sentences,
+    starts_new_sentence,
+)
 from index.records import ResourceHit
 
 PASSAGE = (
@@ -28,6 +35,14 @@ def test_sentences_skip_code_and_headings_and_keep_abbreviations_together():
         "It avoids writing the attention matrix to HBM by recomputing it in the backward pass.",
         "The paper also covers block-sparse attention.",
     ]
+
+
+def test_simple_inline_tex_reads_as_plain_text():
+    assert plain_math("up to 1.1$\\times$ faster, $O(n)$ memory") == "up to 1.1× faster, O(n) memory"
+
+
+def test_a_formula_and_an_escaped_dollar_stay_as_written():
+    assert plain_math("the ratio $\\frac{a}{b}$ costs \\$2") == "the ratio $\\frac{a}{b}$ costs \\$2"
 
 
 def test_relevant_sentences_keep_the_best_in_original_order():

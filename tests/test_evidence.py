@@ -57,6 +57,16 @@ def test_a_resource_known_only_by_its_card_gives_no_evidence(selector):
     assert selector.select("How is attention tiled?", [ResourceHit(res, 1.0, [(card, 1.0)])], LLMSettings()).sources == []
 
 
+def test_a_sentence_with_simple_inline_tex_is_evidence_written_as_the_page_shows_it(selector):
+    res = load_corpus()[1][0]
+    text = ("Evaluation on four GPUs shows that the kernel achieves up to 1.1$\\times$ speedup over the vendor library. "
+            "The loss is $\\frac{a}{b}$ of the whole in the worst case of this design.")
+    page = Chunk(chunk_id=f"{res.id}:x:0", resource_id=res.id, url=res.url, heading_path=(), start=0, end=len(text),
+                 text=text, context=res.title)
+    pool = [c.text for c in selector.candidates([ResourceHit(res, 1.0, [(page, 1.0)])], neighbours=False)]
+    assert pool == ["Evaluation on four GPUs shows that the kernel achieves up to 1.1× speedup over the vendor library."]
+
+
 def test_a_pick_that_refers_back_brings_the_sentence_before_it():
     pool = sentences("Warps read global memory in 32-byte sectors.", "This is why coalesced reads are fast.",
                      "Unrelated closing words about the blog.")

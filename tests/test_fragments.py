@@ -101,6 +101,10 @@ def test_heading_hashes_list_markers_and_quote_markers_are_dropped():
     assert plain_text("> A quoted line") == "A quoted line"
 
 
+
+def test_inline_tex_is_matched_as_the_page_renders_it():
+    assert plain_text("reaches 1.1$\\times$ the speed of cuBLAS") == "reaches 1.1× the speed of cuBLAS"
+
 def test_underscores_inside_names_and_code_spans_are_kept():
     assert plain_text("Call `__syncthreads()` between tile_a and tile_b loads") == \
         "Call __syncthreads() between tile_a and tile_b loads"
