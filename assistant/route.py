@@ -87,12 +87,19 @@ def request_feature(question: str) -> float:
             return 1.0
         if clause.role != "want" or _asks_when_or_who(ws):
             continue
-        if any(w in REQUEST_WORDS for w in _common_words(clause.text)):
+        common = _common_words(clause.text)
+        if any(w in REQUEST_WORDS and not (w in {"more", "further"} and common[i + 1:i + 2] and common[i + 1] in _INFO_NOUNS)
+               for i, w in enumerate(common)):
             return 1.0
         for i, w in enumerate(ws):
             if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 4):i]):
                 return 1.0
     return 0.0
+
+
+# "more information on these tips": more of an explanation asked for, not more reading
+_INFO_NOUNS = frozenset({"information", "info", "detail", "details", "explanation", "explanations", "context",
+                         "clarification", "insight", "insights"})
 
 
 def _common_words(text: str) -> list[str]:

@@ -100,6 +100,7 @@ POINTS_AHEAD = "points at something the answer does not show (a figure, code or 
 BORROWED = "names {facts} that its passage does not hold"
 MISBOUND = "gives {facts} to {name}; its passage says it of something else"
 MISCOUNTED = "counts something else with {facts} than its passage does"
+STRAY = "a clause none of whose words its passage holds"
 # Neighbouring distinct sentences of the archive's pages reach this cosine 0.2 % of the time (4,000 pairs,
 # docs/answers.md), and those differ in a number ("FP16 ... FP32 Accumulate"): above it, a paraphrase.
 REPEAT_COSINE = 0.90
@@ -140,6 +141,37 @@ def split_claims(text: str) -> list[Claim]:
             parts = [rest]
         claims.extend(Claim(p.strip(), []) for p in parts if p.strip(" .!?"))
     return claims
+
+
+# Where a sentence joins a clause of its own: ", and ...", "; ...", "... and the ...". A small model appends a
+# clause from elsewhere (its prompt's worked example, its memory) to a supported one, and the sentence as a whole
+# still scores as supported.
+_CLAUSE_BREAK = re.compile(
+    r",\s+(?=(?:and|but|while|whereas|which|so)\s)|;\s+|\s+(?=and\s+(?:the|this|these|those|it|its|they|their|a|an)\s)")
+MIN_CLAUSE_STEMS = 3  # a clause with fewer new content words is a connective, not a fact of its own
+
+
+def stray_clauses(text: str, passage: str, also: str = "") -> list[str]:
+    """The clauses of a sentence that hold at least MIN_CLAUSE_STEMS content words beyond `also` (the question,
+    the source's title) and none of which the passage holds: a fact from nowhere in the sources."""
+    parts = _CLAUSE_BREAK.split(text)
+    if len(parts) < 2:
+        return []
+    have = stems(passage) | stems(also)
+    out = []
+    for part in parts:
+        new = stems(part) - stems(also)
+        if len(new) >= MIN_CLAUSE_STEMS and not new & have:
+            out.append(part.strip())
+    return out if len(out) < len(parts) else []
+
+
+def without_clauses(text: str, clauses: list[str]) -> str:
+    """The sentence with those clauses (and the comma or semicolon before them) taken out."""
+    parts = [p for p in _CLAUSE_BREAK.split(text) if p.strip() not in clauses]
+    kept = ", ".join(p.strip().rstrip(".!?,;") for p in parts).strip()
+    end = text.rstrip()[-1:] if text.rstrip()[-1:] in ".!?" else ""
+    return kept + end
 
 
 def stems(text: str) -> set[str]:
@@ -479,6 +511,10 @@ class Verifier:
                     counts = miscounted(text, src)
                     if not unbound and not counts:
                         chosen = n
+                        stray = stray_clauses(text, src.text, also)
+                        if stray:
+                            dropped.extend(Claim(c, [n], reason=STRAY) for c in stray)
+                            text = without_clauses(text, stray)
                         claim.text = text
                         break
                     misbound = misbound or (MISBOUND.format(facts=", ".join(unbound), name=name) if unbound

@@ -145,6 +145,7 @@ def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
         "gold_citations": sum(is_gold(c, q) for c in final.citations),
         "kept": kept,
         "dropped": len(final.dropped),
+        "dropped_sentences": [[d.text, d.reason] for d in final.dropped],
         "first_token_s": round(first, 2) if first is not None else None,
         "total_s": round(total, 2),
         "answer": final.text,

@@ -109,6 +109,11 @@ def test_a_request_word_inside_a_name_is_no_request():
     assert request_feature("Who has been involved in the push for Cloud Next?") == 0.0
 
 
+def test_asking_for_more_information_is_no_request_for_reading():
+    assert request_feature("Can you provide more information on these compaction tips?") == 0.0
+    assert request_feature("Any more resources on compaction?") == 1.0
+
+
 def test_a_lookup_goes_to_search(next_reads):
     assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
 

@@ -16,6 +16,7 @@ from assistant.verify import (
     NO_SOURCE,
     POINTS_AHEAD,
     RESTATES,
+    STRAY,
     UNSUPPORTED,
     Verifier,
     distinct,
@@ -337,3 +338,22 @@ def test_a_misspelt_name_is_repaired_not_dropped(verifier):
                            "Salykova's SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090.")
     verdict = verifier.attribute("The Salukova SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090 [1].", evidence)
     assert [c.text for c in verdict.kept] == ["The Salykova SGEMM kernel reaches 80% of the peak FLOPs on the RTX 3090"]
+
+
+# --- a clause from nowhere appended to a supported sentence ------------------------------------------------
+
+
+def test_an_appended_clause_none_of_whose_words_the_passage_holds_is_struck(verifier, evidence):
+    verdict = verifier.attribute(
+        "FlashAttention splits queries, keys and values into blocks that fit in SRAM, and the gluten network "
+        "holds the gas [1].", evidence)
+    assert [c.text for c in verdict.kept] == ["FlashAttention splits queries, keys and values into blocks that fit in SRAM"]
+    assert [(d.render(), d.reason) for d in verdict.dropped] == [("and the gluten network holds the gas [1].", STRAY)]
+
+
+def test_a_joined_clause_the_passage_holds_stays(verifier, evidence):
+    verdict = verifier.attribute(
+        "FlashAttention splits queries, keys and values into blocks that fit in SRAM, and it uses an online "
+        "softmax [1].", evidence)
+    assert [c.text for c in verdict.kept] == [
+        "FlashAttention splits queries, keys and values into blocks that fit in SRAM, and it uses an online softmax"]
