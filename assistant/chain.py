@@ -49,6 +49,8 @@ MAX_EVIDENCE_RESOURCES = 8
 _MARKER = re.compile(r"\[(\d{1,2})\]")
 WEAK_NOTE = "weak match: the guide's closest sources may not answer this exactly"
 NOT_ANSWERED = "The indexed page text does not answer this directly."
+# when the model's sentences failed the check, the passages may still hold the answer: say only what is known
+NOT_HELD = "No answer written from the indexed passages held up against them."
 NO_TEXT_NOTE = "the top resources have no indexed page text; the answer points at them"
 FAR_NOTE = "the indexed passages found are not about the question; the answer points at the guide's resources"
 DECLINED_NOTE = "the model found no answer in these passages; the answer points at the guide's resources"
@@ -96,6 +98,13 @@ class Query:
 def is_next_question(question: str) -> bool:
     """Does the learner ask what to read, rather than about a concept? (assistant/route.py decides)"""
     return default_next_reads().is_next(question)
+
+
+def pointer_lead(fallback: str) -> str:
+    """The pointer answer's first sentence for why it is shown: the passages found are far from the question
+    or the model said they do not cover it (the text does not answer it), or the model's sentences failed the
+    check (the closest passage may still answer it, so nothing is claimed about the text)."""
+    return NOT_HELD if fallback == UNSUPPORTED_NOTE else NOT_ANSWERED
 
 
 class Assistant:
@@ -303,7 +312,7 @@ class Assistant:
             yield AnswerEvent("final", _with(answer, dropped=dropped, draft=strip_control(text)))
             return
         note = DECLINED_NOTE if verdict.declined else UNSUPPORTED_NOTE
-        pointer = self._pointer(query, standalone, hits, evidence, weak, backend)
+        pointer = self._pointer(query, standalone, hits, evidence, weak, backend, pointer_lead(note))
         yield AnswerEvent("final", _with(pointer, fallback=note, dropped=dropped, draft=strip_control(text)))
 
     def _shown(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool,
@@ -326,13 +335,13 @@ class Assistant:
         return self._with_text
 
     def _pointer(self, query: Query, standalone: str, hits: list[ResourceHit], evidence: Evidence | None,
-                 weak: bool, backend: str) -> Answer:
+                 weak: bool, backend: str, lead: str = NOT_ANSWERED) -> Answer:
         """When the page text does not answer: say so, quote the closest passage only when it is close to the
         question, and name the guide's resources on the subject with their place, tier and whether their page
         text is indexed. Never a borrowed sentence presented as the answer."""
         with_text = self.resources_with_text()
         listed = hits[:POINTER_RESOURCES]
-        parts = [NOT_ANSWERED]
+        parts = [lead]
         citations: list[Citation] = []
         closest = None
         if evidence is not None and evidence.best_cosine >= self.settings.llm.pointer_min_cosine:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
-from assistant.chain import NOT_ANSWERED, Assistant, Query, is_next_question
+from assistant.chain import FAR_NOTE, NOT_ANSWERED, UNSUPPORTED_NOTE, Assistant, Query, is_next_question, pointer_lead
 from assistant.conversation import Turn
 from assistant.profile import Profile
 from core.records import Chunk, Resource
@@ -161,6 +161,11 @@ def test_when_no_page_text_answers_the_answer_says_so_and_points_at_the_guides_r
     assert answer.text.startswith(NOT_ANSWERED)
     walled = next(c for c in answer.citations if c.resource_id == "walled-post")
     assert f"Register Pressure and Occupancy Notes ({walled.place}; catalog card only, page text not indexed) [{walled.n}]" in answer.text
+
+
+def test_a_pointer_after_failed_sentences_claims_nothing_about_the_text():
+    assert pointer_lead(UNSUPPORTED_NOTE) != NOT_ANSWERED and "does not answer" not in pointer_lead(UNSUPPORTED_NOTE)
+    assert pointer_lead(FAR_NOTE) == NOT_ANSWERED
 
 
 def test_a_card_sentence_is_never_quoted_as_a_claim_about_the_subject(assistant):
