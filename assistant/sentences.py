@@ -49,13 +49,48 @@ def terms(text: str) -> list[str]:
     return tokenize(text)
 
 
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def table_sentence(header: list[str], row: list[str]) -> str:
+    """A markdown table row as a sentence: its first cell, then the others under their column names ("Optimize
+    LDS usage: Minimize LDS usage by ..." for a name | description table; "H100: Memory 80 GB; SMs 132")."""
+    if len(row) < 2 or not row[0]:
+        return ""
+    values = [(h, v) for h, v in zip(header[1:], row[1:]) if v]
+    if not values:
+        return ""
+    if len(values) == 1 and len(values[0][1].split()) >= 4:
+        body = values[0][1]  # a description column: the column's name adds nothing
+    else:
+        body = "; ".join(f"{h} {v}" if h else v for h, v in values)
+    text = f"{row[0]}: {body}"
+    return text if text[-1] in ".!?" else text + "."
+
+
 def sentences(text: str) -> list[str]:
-    """Prose sentences of a markdown passage: code blocks, headings, tables and link lists dropped."""
+    """Prose sentences of a markdown passage, and the rows of its tables as sentences; code blocks, headings
+    and link lists dropped."""
     text = _FENCE.sub(" ", text)
+    raw = text.splitlines()
     lines = []
-    for line in text.splitlines():
+    header: list[str] | None = None
+    for i, line in enumerate(raw):
         stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "|", "![", "<")) or set(stripped) <= set("-=*_ "):
+        if stripped.startswith("|"):
+            if i + 1 < len(raw) and _TABLE_RULE.match(raw[i + 1].strip()):
+                header = _cells(stripped)  # the header row: its names go with every row below
+            elif header is not None and not _TABLE_RULE.match(stripped):
+                lines += ["", table_sentence(header, _cells(stripped)), ""]
+                continue
+            lines.append("")
+            continue
+        header = None
+        if not stripped or stripped.startswith(("#", "![", "<")) or set(stripped) <= set("-=*_ "):
             lines.append("")
             continue
         lines.append(re.sub(r"^[-*+]\s+|^\d+[.)]\s+", "", stripped))

@@ -45,6 +45,17 @@ def test_a_formula_and_an_escaped_dollar_stay_as_written():
     assert plain_math("the ratio $\\frac{a}{b}$ costs \\$2") == "the ratio $\\frac{a}{b}$ costs \\$2"
 
 
+def test_a_table_row_is_a_sentence_under_its_column_names():
+    table = ("| Pass | Description |\n|---|---|\n| Coalesce loads | Merge neighbouring loads into one wide transaction |\n\n"
+             "| GPU | Memory | SMs |\n|:--|--:|--:|\n| H100 SXM5 | 80 GB | 132 |\n")
+    assert sentences(table) == ["Coalesce loads: Merge neighbouring loads into one wide transaction.",
+                                "H100 SXM5: Memory 80 GB; SMs 132."]
+
+
+def test_a_table_without_a_header_rule_is_left_out():
+    assert sentences("| a flattened | row of cells |\n| another | row of cells here |") == []
+
+
 def test_relevant_sentences_keep_the_best_in_original_order():
     trimmed = relevant_sentences("why avoid writing the attention matrix to HBM", PASSAGE, limit=1)
     assert trimmed == "It avoids writing the attention matrix to HBM by recomputing it in the backward pass."
