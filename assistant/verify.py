@@ -100,7 +100,8 @@ POINTS_AHEAD = "points at something the answer does not show (a figure, code or 
 BORROWED = "names {facts} that its passage does not hold"
 MISBOUND = "gives {facts} to {name}; its passage says it of something else"
 MISCOUNTED = "counts something else with {facts} than its passage does"
-STRAY = "a clause none of whose words its passage holds"
+STRAY = "says something none of whose words its passage holds"
+STRAY_CLAUSE = "a clause none of whose words its passage holds"
 # Neighbouring distinct sentences of the archive's pages reach this cosine 0.2 % of the time (4,000 pairs,
 # docs/answers.md), and those differ in a number ("FP16 ... FP32 Accumulate"): above it, a paraphrase.
 REPEAT_COSINE = 0.90
@@ -167,11 +168,15 @@ def stray_clauses(text: str, passage: str, also: str = "") -> list[str]:
 
 
 def without_clauses(text: str, clauses: list[str]) -> str:
-    """The sentence with those clauses (and the comma or semicolon before them) taken out."""
-    parts = [p for p in _CLAUSE_BREAK.split(text) if p.strip() not in clauses]
-    kept = ", ".join(p.strip().rstrip(".!?,;") for p in parts).strip()
-    end = text.rstrip()[-1:] if text.rstrip()[-1:] in ".!?" else ""
-    return kept + end
+    """The sentence with those clauses (and the separator before them) taken out, the rest as written."""
+    breaks = list(_CLAUSE_BREAK.finditer(text))
+    starts = [0] + [m.end() for m in breaks]
+    ends = [m.start() for m in breaks] + [len(text)]
+    seps = [""] + [m.group(0) for m in breaks]
+    kept = [(sep, text[a:b]) for sep, a, b in zip(seps, starts, ends, strict=True) if text[a:b].strip() not in clauses]
+    out = "".join(sep + piece for sep, piece in kept).strip().lstrip(",; ")
+    end = text.rstrip()[-1:]
+    return out.rstrip(",;") + end if end in ".!?" and not out.endswith(end) else out.rstrip(",;")
 
 
 def stems(text: str) -> set[str]:
@@ -509,11 +514,14 @@ class Verifier:
                 if not gaps:
                     name, unbound = unbound_numbers(text, src)
                     counts = miscounted(text, src)
+                    stray = stray_clauses(text, src.text, also)
+                    if stray and _CLAUSE_BREAK.split(text)[0].strip() in stray:
+                        misbound = misbound or STRAY  # the sentence's own clause comes from nowhere
+                        continue
                     if not unbound and not counts:
                         chosen = n
-                        stray = stray_clauses(text, src.text, also)
                         if stray:
-                            dropped.extend(Claim(c, [n], reason=STRAY) for c in stray)
+                            dropped.extend(Claim(c, [n], reason=STRAY_CLAUSE) for c in stray)
                             text = without_clauses(text, stray)
                         claim.text = text
                         break

@@ -17,6 +17,7 @@ from assistant.verify import (
     POINTS_AHEAD,
     RESTATES,
     STRAY,
+    STRAY_CLAUSE,
     UNSUPPORTED,
     Verifier,
     distinct,
@@ -29,6 +30,7 @@ from assistant.verify import (
     quantities,
     respelled,
     unbound_numbers,
+    without_clauses,
 )
 from core.settings import Settings
 from core.text import terms
@@ -348,7 +350,7 @@ def test_an_appended_clause_none_of_whose_words_the_passage_holds_is_struck(veri
         "FlashAttention splits queries, keys and values into blocks that fit in SRAM, and the gluten network "
         "holds the gas [1].", evidence)
     assert [c.text for c in verdict.kept] == ["FlashAttention splits queries, keys and values into blocks that fit in SRAM"]
-    assert [(d.render(), d.reason) for d in verdict.dropped] == [("and the gluten network holds the gas [1].", STRAY)]
+    assert [(d.render(), d.reason) for d in verdict.dropped] == [("and the gluten network holds the gas [1].", STRAY_CLAUSE)]
 
 
 def test_a_joined_clause_the_passage_holds_stays(verifier, evidence):
@@ -357,3 +359,15 @@ def test_a_joined_clause_the_passage_holds_stays(verifier, evidence):
         "softmax [1].", evidence)
     assert [c.text for c in verdict.kept] == [
         "FlashAttention splits queries, keys and values into blocks that fit in SRAM, and it uses an online softmax"]
+
+
+def test_a_sentence_whose_own_clause_comes_from_nowhere_is_dropped_whole(verifier, evidence):
+    verdict = verifier.attribute(
+        "The gluten network holds the gas while dough proofs, and FlashAttention splits queries, keys and values "
+        "into blocks that fit in SRAM [1].", evidence)
+    assert not verdict.kept and verdict.dropped[0].reason == STRAY
+
+
+def test_striking_a_clause_keeps_the_rest_as_written():
+    assert without_clauses("A tiles x and the B loads y; the gluten holds gas.", ["the gluten holds gas."]) == (
+        "A tiles x and the B loads y.")
