@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from assistant.prompt import EvidenceBlock
-from assistant.sentences import plain_math, sentences, terms
+from assistant.sentences import plain_math, sentences, table_rows, terms
 from core.records import Chunk, Resource
 from core.settings import LLMSettings
 from index.records import ResourceHit
@@ -52,6 +52,7 @@ class EvidenceSentence:
     relevance: float
     chunk_id: str = ""
     position: int = 0  # index among the resource's candidate sentences in document order: neighbours differ by 1
+    row: bool = False  # a table row: an item of its own, never run together with its neighbours
 
 
 @dataclass
@@ -78,7 +79,7 @@ class EvidenceSource:
     def _page_runs(self) -> list[list[EvidenceSentence]]:
         runs: list[list[EvidenceSentence]] = []
         for sent in self.sentences:
-            if runs and sent.position == runs[-1][-1].position + 1:
+            if runs and sent.position == runs[-1][-1].position + 1 and not (sent.row or runs[-1][-1].row):
                 runs[-1].append(sent)
             else:
                 runs.append([sent])
@@ -231,7 +232,9 @@ class EvidenceSelector:
             seen: set[str] = set()
             position = 0
             for chunk in self._page_chunks(hit, neighbours):
+                rows = table_rows(chunk.text)
                 for i, sent in enumerate(sentences(chunk.text)):
+                    row = sent in rows
                     sent = plain_math(sent)
                     words = sent.split()
                     if len(words) < MIN_SENTENCE_WORDS or not readable(sent) or introduces(sent):
@@ -242,7 +245,7 @@ class EvidenceSelector:
                     if key in seen:  # chunks overlap: the same sentence twice
                         continue
                     seen.add(key)
-                    found.append(EvidenceSentence(sent, rank, (chunk.start, i), 0.0, chunk.chunk_id, position))
+                    found.append(EvidenceSentence(sent, rank, (chunk.start, i), 0.0, chunk.chunk_id, position, row))
                     position += 1
         return found
 

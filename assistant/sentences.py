@@ -72,24 +72,41 @@ def table_sentence(header: list[str], row: list[str]) -> str:
     return text if text[-1] in ".!?" else text + "."
 
 
+def _table_lines(raw: list[str]) -> dict[int, str]:
+    """Line number → the sentence of that table row ("" for header rows, rules and rows of a table without a
+    header rule, which say nothing readable)."""
+    out: dict[int, str] = {}
+    header: list[str] | None = None
+    for i, line in enumerate(raw):
+        stripped = line.strip()
+        if not stripped.startswith("|"):
+            header = None
+            continue
+        out[i] = ""
+        if i + 1 < len(raw) and _TABLE_RULE.match(raw[i + 1].strip()):
+            header = _cells(stripped)  # the header row: its names go with every row below
+        elif header is not None and not _TABLE_RULE.match(stripped):
+            out[i] = table_sentence(header, _cells(stripped))
+    return out
+
+
+def table_rows(text: str) -> set[str]:
+    """The sentences that `sentences` makes of the text's table rows: each row is an item of its own."""
+    return {row for row in _table_lines(_FENCE.sub(" ", text).splitlines()).values() if row}
+
+
 def sentences(text: str) -> list[str]:
     """Prose sentences of a markdown passage, and the rows of its tables as sentences; code blocks, headings
     and link lists dropped."""
     text = _FENCE.sub(" ", text)
     raw = text.splitlines()
+    rows = _table_lines(raw)
     lines = []
-    header: list[str] | None = None
     for i, line in enumerate(raw):
         stripped = line.strip()
-        if stripped.startswith("|"):
-            if i + 1 < len(raw) and _TABLE_RULE.match(raw[i + 1].strip()):
-                header = _cells(stripped)  # the header row: its names go with every row below
-            elif header is not None and not _TABLE_RULE.match(stripped):
-                lines += ["", table_sentence(header, _cells(stripped)), ""]
-                continue
-            lines.append("")
+        if i in rows:
+            lines += ["", rows[i], ""] if rows[i] else [""]
             continue
-        header = None
         if not stripped or stripped.startswith(("#", "![", "<")) or set(stripped) <= set("-=*_ "):
             lines.append("")
             continue

@@ -95,6 +95,24 @@ def test_neighbouring_picks_of_one_page_form_one_passage():
     assert source.passages == ["First fact. Second fact.", "Fourth fact."]
 
 
+def test_neighbouring_table_rows_stay_items_of_their_own():
+    rows = [EvidenceSentence(t, 0, (0, i), 0.0, "page:0", i, row=True)
+            for i, t in enumerate(["Pass A: Merges loads into one.", "Pass B: Splits stores in two."])]
+    source = EvidenceSource(1, ResourceHit(load_corpus()[1][0], 1.0), rows)
+    assert source.passages == ["Pass A: Merges loads into one.", "Pass B: Splits stores in two."]
+
+
+def test_a_table_row_read_from_a_page_is_marked_as_a_row(selector):
+    res = load_corpus()[1][0]
+    text = ("| Pass | Description |\n|---|---|\n| Coalesce loads | Merge neighbouring global loads into one wide "
+            "transaction per warp |\n")
+    page = Chunk(chunk_id=f"{res.id}:t:0", resource_id=res.id, url=res.url, heading_path=(), start=0, end=len(text),
+                 text=text, context=res.title)
+    pool = selector.candidates([ResourceHit(res, 1.0, [(page, 1.0)])], neighbours=False)
+    assert [(c.text, c.row) for c in pool] == [
+        ("Coalesce loads: Merge neighbouring global loads into one wide transaction per warp.", True)]
+
+
 def test_lead_ins_and_referring_openers_are_recognised():
     assert introduces("And we call it like so:")
     assert not introduces("The kernel is memory bound.")
