@@ -52,6 +52,8 @@ NOT_ANSWERED = "The indexed page text does not answer this directly."
 # when the model's sentences failed the check, the passages may still hold the answer: say only what is known
 NOT_HELD = "No answer written from the indexed passages held up against them."
 NO_TEXT_NOTE = "the top resources have no indexed page text; the answer points at them"
+CARD_FIRST = "The closest resource in the guide is known here only by its catalog card: its page text is not indexed."
+CARD_FIRST_NOTE = "the best match has no indexed page text; the answer points at the guide's resources"
 FAR_NOTE = "the indexed passages found are not about the question; the answer points at the guide's resources"
 DECLINED_NOTE = "the model found no answer in these passages; the answer points at the guide's resources"
 UNSUPPORTED_NOTE = "no generated sentence was supported by the passages; the answer points at the guide's resources"
@@ -156,6 +158,14 @@ class Assistant:
             yield AnswerEvent("final", answer)
             return
         weak = outcome == "weak"
+        if hits[0].resource.id not in self.resources_with_text():
+            # the best match is known only by its catalog card: text from the resources below it answers another
+            # question ("NVIDIA's write-up on cuDNN's fused attention" got a sentence about matmul kernels)
+            answer = _with(self._pointer(query, standalone, hits, None, weak, backend, CARD_FIRST),
+                           fallback=CARD_FIRST_NOTE)
+            yield AnswerEvent("sources", answer)
+            yield AnswerEvent("final", answer)
+            return
         cfg = self.settings.llm
         depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
         speed = self.speed.speed(self._speed_key(backend))

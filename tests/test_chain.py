@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
-from assistant.chain import FAR_NOTE, NOT_ANSWERED, UNSUPPORTED_NOTE, Assistant, Query, is_next_question, pointer_lead
+from assistant.chain import CARD_FIRST, CARD_FIRST_NOTE, FAR_NOTE, NOT_ANSWERED, UNSUPPORTED_NOTE, Assistant, Query, is_next_question, pointer_lead
 from assistant.conversation import Turn
 from assistant.profile import Profile
 from core.records import Chunk, Resource
@@ -156,9 +156,10 @@ def card_only_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
 
 
-def test_when_no_page_text_answers_the_answer_says_so_and_points_at_the_guides_resources(card_only_assistant):
+def test_when_the_best_match_has_no_page_text_the_answer_says_so_and_points_at_the_guides_resources(card_only_assistant):
     answer = card_only_assistant.ask(Query("register pressure, spills and occupancy notes", backend="extractive"))
-    assert answer.text.startswith(NOT_ANSWERED)
+    assert answer.text.startswith(CARD_FIRST) and answer.fallback == CARD_FIRST_NOTE
+    assert "The closest passage says" not in answer.text  # no text of the resources below it stands in
     walled = next(c for c in answer.citations if c.resource_id == "walled-post")
     assert f"Register Pressure and Occupancy Notes ({walled.place}; catalog card only, page text not indexed) [{walled.n}]" in answer.text
 
