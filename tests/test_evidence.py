@@ -57,13 +57,18 @@ def test_a_resource_known_only_by_its_card_gives_no_evidence(selector):
     assert selector.select("How is attention tiled?", [ResourceHit(res, 1.0, [(card, 1.0)])], LLMSettings()).sources == []
 
 
-def test_a_sentence_with_simple_inline_tex_is_evidence_written_as_the_page_shows_it(selector):
+def page_candidates(selector: EvidenceSelector, text: str) -> list[EvidenceSentence]:
+    """The evidence candidates of one page chunk holding `text`."""
     res = load_corpus()[1][0]
-    text = ("Evaluation on four GPUs shows that the kernel achieves up to 1.1$\\times$ speedup over the vendor library. "
-            "The loss is $\\frac{a}{b}$ of the whole in the worst case of this design.")
     page = Chunk(chunk_id=f"{res.id}:x:0", resource_id=res.id, url=res.url, heading_path=(), start=0, end=len(text),
                  text=text, context=res.title)
-    pool = [c.text for c in selector.candidates([ResourceHit(res, 1.0, [(page, 1.0)])], neighbours=False)]
+    return selector.candidates([ResourceHit(res, 1.0, [(page, 1.0)])], neighbours=False)
+
+
+def test_a_sentence_with_simple_inline_tex_is_evidence_written_as_the_page_shows_it(selector):
+    text = ("Evaluation on four GPUs shows that the kernel achieves up to 1.1$\\times$ speedup over the vendor library. "
+            "The loss is $\\frac{a}{b}$ of the whole in the worst case of this design.")
+    pool = [c.text for c in page_candidates(selector, text)]
     assert pool == ["Evaluation on four GPUs shows that the kernel achieves up to 1.1× speedup over the vendor library."]
 
 
@@ -103,13 +108,9 @@ def test_neighbouring_table_rows_stay_items_of_their_own():
 
 
 def test_a_table_row_read_from_a_page_is_marked_as_a_row(selector):
-    res = load_corpus()[1][0]
     text = ("| Pass | Description |\n|---|---|\n| Coalesce loads | Merge neighbouring global loads into one wide "
             "transaction per warp |\n")
-    page = Chunk(chunk_id=f"{res.id}:t:0", resource_id=res.id, url=res.url, heading_path=(), start=0, end=len(text),
-                 text=text, context=res.title)
-    pool = selector.candidates([ResourceHit(res, 1.0, [(page, 1.0)])], neighbours=False)
-    assert [(c.text, c.row) for c in pool] == [
+    assert [(c.text, c.row) for c in page_candidates(selector, text)] == [
         ("Coalesce loads: Merge neighbouring global loads into one wide transaction per warp.", True)]
 
 
