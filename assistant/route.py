@@ -87,9 +87,7 @@ def request_feature(question: str) -> float:
             return 1.0
         if clause.role != "want" or _asks_when_or_who(ws):
             continue
-        common = _common_words(clause.text)
-        if any(w in REQUEST_WORDS and not (w in {"more", "further"} and common[i + 1:i + 2] and common[i + 1] in _INFO_NOUNS)
-               for i, w in enumerate(common)):
+        if _has_request_word(_common_words(clause.text)):
             return 1.0
         for i, w in enumerate(ws):
             if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 4):i]):
@@ -100,6 +98,12 @@ def request_feature(question: str) -> float:
 # "more information on these tips": more of an explanation asked for, not more reading
 _INFO_NOUNS = frozenset({"information", "info", "detail", "details", "explanation", "explanations", "context",
                          "clarification", "insight", "insights"})
+
+
+def _has_request_word(ws: list[str]) -> bool:
+    """A request word, except "more/further" before a word for an explanation ("more details on X")."""
+    return any(w in REQUEST_WORDS and not (w in {"more", "further"} and ws[i + 1:i + 2] and ws[i + 1] in _INFO_NOUNS)
+               for i, w in enumerate(ws))
 
 
 def _common_words(text: str) -> list[str]:
