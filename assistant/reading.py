@@ -687,13 +687,14 @@ class Reader:
     def __init__(self, resources: list[Resource], embed_query: Callable[[str], np.ndarray] | None = None,
                  embed_documents: Callable[[Sequence[str]], np.ndarray] | None = None,
                  extra_authors: dict[str, str] | None = None, resource_threshold: float = 0.6,
-                 group_threshold: float = 0.6, english: set[str] | None = None) -> None:
+                 group_threshold: float = 0.6, english: set[str] | None = None, near_threshold: float = 0.5) -> None:
         self.index = CatalogIndex(resources, extra_authors or {})
         self.english = english
         self.embed_query = embed_query
         self.embed_documents = embed_documents
         self.resource_threshold = resource_threshold
         self.group_threshold = group_threshold
+        self.near_threshold = near_threshold
         self._section_vectors: np.ndarray | None = None
         self._item_vectors: np.ndarray | None = None
         self._dense_top = 0.0
@@ -730,13 +731,15 @@ class Reader:
         now: list[Mention] = []
         for clause in clauses:
             if clause.role == "read":
-                found, missed = self.mentions_placed(clause.text)
+                found, missed, near = self.mentions_near(clause.text)
                 mentions += found
                 unplaced += missed
+                aside += near
             elif clause.role == "begun":
                 mentions += self._begun_read(clause.text)
             elif clause.role == "reading":
                 items, whole = self._being_read(clause.text)
+                aside += self.mentions_near(clause.text)[2]
                 mentions += items + whole
                 now += items
                 # a place being read now is wanted; one "I've been reading" is where they have been (a gap)
@@ -745,7 +748,8 @@ class Reader:
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
-                found = self.mentions(clause.text)
+                found, _, near = self.mentions_near(clause.text)
+                aside += near
                 # a group only in a list of names alone: "My curiosity is piqued by the X section" reads nothing
                 covered = set(_GROUP_STEMS) | set(TIER_NUMBERS) | self.index.place_terms
                 covered |= {t for m in found if m.group is None for r in m.resources for t in self.index.strong[r.id]}
@@ -827,12 +831,18 @@ class Reader:
         return self.mentions_placed(text)[0]
 
     def mentions_placed(self, text: str) -> tuple[list[Mention], list[str]]:
-        """The mentions of a history clause, and the name-like ones that link to nothing.
+        """The mentions of a history clause, and the name-like ones that link to nothing."""
+        return self.mentions_near(text)[:2]
+
+    def mentions_near(self, text: str) -> tuple[list[Mention], list[str], list[Resource]]:
+        """The mentions of a history clause, the name-like ones that link to nothing, and the items such a
+        name half-spells (`near_miss`: not counted as read, never picked).
 
         Quoted spans are linked first (mentions.Linker: the title or group name they spell) and taken out
         of the clause; the rest goes through the phrase rules below."""
         quoted: list[Mention] = []
         unplaced: list[str] = []
+        near: list[Resource] = []
         for start, end, inner in reversed(quoted_spans(text)):
             pieces = [p.strip() for p in re.split(r"/|;", inner) if p.strip()]
             links = [self.linker.link_title(p) for p in pieces] if len(pieces) > 1 else []
@@ -851,9 +861,23 @@ class Reader:
             elif looks_like_a_name(inner) and not self._mentions(inner, []):
                 unplaced.insert(0, inner[:80])
                 text = text[:start] + " , " + text[end:]
-        return quoted + self._mentions(text, unplaced), unplaced
+        return quoted + self._mentions(text, unplaced, near), unplaced, near
 
-    def _mentions(self, text: str, unplaced: list[str]) -> list[Mention]:
+    def near_miss(self, phrase: str) -> Resource | None:
+        """The one item a name that links to nothing half-spells ("Massive GPU" for "Programming Massively
+        Parallel Processors"): too weak to count as read, too close to recommend to someone who says they
+        read it. None when the words are the field's own ("GPU", "kernel") or fit two items alike."""
+        terms = [t for t in content_terms(phrase) if self.index.known(t)]
+        if not any(not self.index.generic(t) for t in terms):
+            return None
+        scored = sorted(((self.index.resource_score(terms, r.id), r.position, r) for r in self.resources),
+                        key=lambda x: (-x[0], x[1]))
+        (best, _, res), (second, _, _) = scored[0], scored[1]
+        if best < self.near_threshold or second >= best:
+            return None
+        return res
+
+    def _mentions(self, text: str, unplaced: list[str], near: list[Resource] | None = None) -> list[Mention]:
         from assistant.mentions import looks_like_a_name
 
         out: list[Mention] = []
@@ -913,9 +937,11 @@ class Reader:
             mention = self.resolve(seg, fallback_kind=shared_kind, context=context)
             if mention is not None:
                 out.append(mention)
-            elif looks_like_a_name(_object_of(seg).strip()) and any(
-                    not self.index.known(t) for t in content_terms(_object_of(seg))):
-                unplaced.append(_object_of(seg).strip()[:80])
+            elif looks_like_a_name(_object_of(seg).strip()):
+                if any(not self.index.known(t) for t in content_terms(_object_of(seg))):
+                    unplaced.append(_object_of(seg).strip()[:80])
+                if near is not None and (close := self.near_miss(_object_of(seg))) is not None:
+                    near.append(close)
         return out
 
     def _member_named(self, group_phrase: str, phrase: str) -> bool:

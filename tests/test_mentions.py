@@ -127,3 +127,23 @@ def test_a_named_item_is_never_picked_and_the_answer_says_so(resources):
 
 def test_a_word_of_the_field_alone_names_nothing(reader):
     assert reader.understand("Hey, execution. What should I read next?").named == []
+
+
+# --- a name that half-spells one title ----------------------------------------------------------------------------
+
+
+def test_a_read_name_that_half_spells_one_title_sets_that_item_aside(reader):
+    found = reader.understand("I've read Morsel Cookbook and Raft. What should I read next?")
+    assert [r.title for r in found.read] == ["Raft: Understandable Consensus"]
+    assert found.unplaced == ["Morsel Cookbook"]
+    assert [r.title for r in found.named] == ["Morsel-Driven Parallelism"]
+
+
+def test_a_name_half_spelling_two_titles_alike_sets_neither_aside(reader):
+    assert reader.understand("I've read Clock Partitions. What should I read next?").named == []
+
+
+def test_a_half_spelt_read_is_never_picked(resources):
+    answer = NextReads(resources).answer("I've read Morsel Cookbook. What should I read next?", set(), k=5)
+    assert "Morsel-Driven Parallelism" not in [c.title for c in answer.citations]
+    assert "Named, not counted as read: Morsel-Driven Parallelism" in answer.text
