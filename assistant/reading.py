@@ -996,7 +996,8 @@ class Reader:
         # a capitalised word the catalog does not know is part of the name said ("the Zorblax Handbook"):
         # it lowers every score instead of being dropped, so the known rest is not taken for a title
         strangers = [w for w in re.findall(r"[A-Za-z][\w-]*", phrase) if re.search(r"[A-Z]", w)
-                     and (base := w.lower().removesuffix("'s")) not in STOP and not self.index.known(stem(base))]
+                     and (base := w.lower().removesuffix("'s")) not in STOP and not kind_of(base)
+                     and not self.index.known(stem(base))]  # a kind word ("the GPU Talk") is said, not strange
         unknown = self.index.max_idf * len(strangers)
         return self._single(phrase, terms, kind or fallback_kind, possessive, context or set(), unknown)
 

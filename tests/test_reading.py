@@ -505,3 +505,8 @@ def test_a_section_name_said_beside_another_topics_name_is_no_place_of_its_own(r
 def test_an_adverb_between_ive_and_the_participle_still_says_done(reader):
     assert read_titles(reader, "I've thoroughly explored the Raft paper. What next?") == {
         "Raft: Understandable Consensus"}
+
+
+def test_a_capitalised_kind_word_after_a_name_is_no_unknown_name_word(reader):
+    found = reader.understand("I've read the Raft Paper and the RocksLite Repo. What should I read next?")
+    assert {r.title for r in found.read} == {"Raft: Understandable Consensus", "RocksLite"}
