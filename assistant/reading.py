@@ -393,6 +393,10 @@ _SUBORDINATE = re.compile(r"\b(?:if|because|as|so|when|where|whereas|since)\b(?=
 _PREPOSITIONS = frozenset({"for", "to", "on", "in", "about", "into", "with", "that", "this", "it", "i", "we"})
 _EXCEPT = re.compile(r"\b(?:except(?: for)?|excluding|apart from|other than|but not|minus)\b", re.IGNORECASE)
 _ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
+# a wish pointing back at what was read: a pronoun after a preposition ("systems around this", "more on that");
+# "a read that focuses" (a relative "that") and "how should I approach them" (the picks) point at nothing read
+_POINTS_BACK = re.compile(r"\b(?:about|on|upon|around|like|to|with|beyond|of|in|into|from|after|than|near|behind|past)\s+"
+                          r"(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
 _WHOLE = re.compile(r"\b(?:whole|entire|all of)\b", re.IGNORECASE)
 _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|every(?:thing| item)? (?:of|in) the)\s+"
                          r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
@@ -781,7 +785,7 @@ class Reader:
             if not any(s >= FOCUS_SCORE for s in interest.values()):
                 interest.update(gaps)
         # "systems around this": the topic just read, unless the wish names its own place ("the X topic ... this area")
-        if read and not subject and _ANAPHOR.search(want) and not self.index.places_named(want):
+        if read and not subject and _POINTS_BACK.search(want) and not self.index.places_named(want):
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
         named_aside = [r for r in dict.fromkeys(aside) if r.id not in read]

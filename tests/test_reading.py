@@ -510,3 +510,12 @@ def test_an_adverb_between_ive_and_the_participle_still_says_done(reader):
 def test_a_capitalised_kind_word_after_a_name_is_no_unknown_name_word(reader):
     found = reader.understand("I've read the Raft Paper and the RocksLite Repo. What should I read next?")
     assert {r.title for r in found.read} == {"Raft: Understandable Consensus", "RocksLite"}
+
+
+def test_a_wish_pointing_back_at_a_read_makes_its_topic_the_focus(reader):
+    assert reader.understand("I've read Raft. What else is there around this?").focus_topics == ["Replication & Consensus"]
+
+
+def test_a_relative_that_or_the_picks_pronoun_points_at_nothing_read(reader):
+    assert reader.understand("I've read Raft. I need a read that focuses now.").focus_topics == []
+    assert reader.understand("I've read Raft. What comes next, and how should I approach them?").focus_topics == []
