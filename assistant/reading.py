@@ -916,6 +916,9 @@ class Reader:
             shared_kind = kind_of(plural[-1]) if plural else None
         last = words(segments[-1])[-1:] if segments else []  # the list's head noun ends it, not "X section of Y"
         nouns = [w for w in last if (w in GROUP_WORDS or kind_of(w)) and (w.endswith("s") or w in {"tier", "section", "topic"})]
+        if segments and words(segments[-1])[:1] in (["the"], ["all"], ["every"], ["whole"], ["entire"], ["my"]) and not (
+                nouns and nouns[0].endswith("s")):  # "vLLM, SGLang and the whole X topic": a phrase of its own
+            nouns = []
         for i, seg in enumerate(segments[:-1]):  # "the Triton and CUTLASS tiers": the last noun covers the list
             ws = words(seg)
             if nouns and not any(w in GROUP_WORDS or kind_of(w) for w in ws) and _tier(ws) is None:

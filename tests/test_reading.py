@@ -519,3 +519,9 @@ def test_a_wish_pointing_back_at_a_read_makes_its_topic_the_focus(reader):
 def test_a_relative_that_or_the_picks_pronoun_points_at_nothing_read(reader):
     assert reader.understand("I've read Raft. I need a read that focuses now.").focus_topics == []
     assert reader.understand("I've read Raft. What comes next, and how should I approach them?").focus_topics == []
+
+
+def test_a_last_list_item_with_its_own_determiner_lends_no_group_noun_to_the_others(reader):
+    found = reader.understand("I've read Raft, Calvin and the whole Storage Engines topic. What next?")
+    assert "Calvin-2: Faster Deterministic Transactions" not in {r.title for r in found.read}
+    assert {"Raft: Understandable Consensus", "Calvin: Deterministic Transactions", "RocksLite"} <= {r.title for r in found.read}
