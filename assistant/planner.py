@@ -58,14 +58,16 @@ def plan_next(
     resources: list[Resource], read_ids: set[str], interest: str = "", k: int = 5,
     interest_scores: dict[str, float] | None = None, focus_threshold: float = 0.5,
     reading_ids: set[str] | frozenset[str] = frozenset(), skipped_ids: set[str] | frozenset[str] = frozenset(),
-    subject: str = "", subject_ids: Sequence[str] = (),
+    subject: str = "", subject_ids: Sequence[str] = (), backfill: bool = False,
 ) -> Plan:
     """Unread picks in the guide's order, the learner's focus first. `interest_scores` (topic → 0..1)
     replaces the scores of the `interest` text when the caller has already understood it.
 
     What the learner is reading comes first (finish before starting more), then the rules below; read and
     skipped resources are never picked, and a skipped one counts as done when finding a topic's next tier.
-    `subject_ids` ("anything else about `subject`?", best first) come before the guide's order."""
+    `subject_ids` ("anything else about `subject`?", best first) come before the guide's order. `backfill`
+    ("did I skip something?"): a focus gives only its lowest unread tier, then the guide's order, never its
+    harder tiers to a learner who got lost in them."""
     by_topic: dict[str, list[Resource]] = defaultdict(list)
     for res in sorted(resources, key=lambda r: r.position):
         by_topic[res.topic].append(res)
@@ -98,9 +100,17 @@ def plan_next(
         if res is not None:
             where = f"Tier {res.tier} · {res.topic}" if res.tier is not None else f"{res.topic} › {res.section}"
             add(res, f"{where} — about {subject or 'what you asked'}, elsewhere in the guide")
+    if backfill:  # the place they got lost in; a second topic the words touch is no prerequisite
+        focus = focus[:1]
     for topic in focus:  # a focus: its lowest unread tier first, then its next tiers
         for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=True, skipped_ids=set(skipped_ids)):
             add(res, reason)
+        if backfill:  # ... and every unread tier below the highest one read there
+            top = max((r.tier for r in by_topic[topic] if r.id in read_ids and r.tier is not None), default=0)
+            for res in sorted((r for r in by_topic[topic] if r.tier is not None and r.tier < top),
+                              key=lambda r: (r.tier, r.position)):
+                add(res, f"Tier {res.tier} · {topic} — below the tier you read ahead to")
+            continue
         for res in sorted(by_topic[topic], key=lambda r: (r.tier if r.tier is not None else 99, r.position)):
             where = f"Tier {res.tier} · {topic}" if res.tier is not None else f"{topic} › {res.section}"
             add(res, f"{where} — the next tier of the topic you asked about")
@@ -192,7 +202,8 @@ class NextReads:
                          focus_threshold=self.focus_threshold,
                          reading_ids={i for i, st in states.items() if st == "reading"},
                          skipped_ids=set_aside,
-                         subject=understanding.subject, subject_ids=understanding.subject_ranking)
+                         subject=understanding.subject, subject_ids=understanding.subject_ranking,
+                         backfill=understanding.gap)
         return understanding, plan
 
     def answer(self, question: str, profile_read: set[str], k: int = 5, states: dict[str, str] | None = None) -> Answer:
@@ -238,6 +249,9 @@ def explain(understanding: Understanding, plan: Plan, profile_read: set[str],
     asked = [t for t in plan.focus_topics if understanding.interest.get(t, 0.0) > 0]
     if understanding.subject:
         lines.append(f"Asked about: {understanding.subject}, across every topic of the guide.")
+    elif asked and understanding.gap:
+        lines.append(f"Focus: {asked[0]}: its lower tiers first (you asked whether you skipped something), "
+                     "then the guide's order.")
     elif asked:
         lines.append(f"Focus: {', '.join(asked[:3])}.")
     elif plan.focus_topics:

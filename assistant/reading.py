@@ -72,6 +72,8 @@ GROUP_WORDS = frozenset({
 _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # nouns that stand for "a resource" and name nothing
 # "anything else about X": the learner asks past what they have, across the guide, by subject
+# the learner asking whether they skipped something ("Am I missing a prerequisite?"): the planner back-fills
+GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
@@ -466,6 +468,14 @@ def _about_things(bare: list[str], question: bool) -> int:
     return next((i for i, w in enumerate(bare) if i and w in _CLAUSE_LINKS), len(bare))
 
 
+def asks_about_gaps(clause: Clause) -> bool:
+    """Does a clause ask whether the learner skipped something ("or am I missing a prerequisite?")? A read
+    clause never does ("I skipped the Tier 1 posts" is a history)."""
+    ws = [w.rstrip("?") for w in words(clause.text)]
+    return clause.role != "read" and any(w in GAP_QUESTION_WORDS for w in ws) and any(
+        w in {"i", "i'm", "im", "me", "my"} for w in ws)
+
+
 def _after(ws: list[str], start: int, word: str) -> str:
     """The word after the first `word` at or after `start`."""
     for j in range(start, len(ws) - 1):
@@ -671,6 +681,7 @@ class Understanding:
     subject_ranking: list[str] = field(default_factory=list)  # resource ids about X, best first
     named: list[Resource] = field(default_factory=list)  # named beside the question, not counted as read: never picked
     reading_now: list[Mention] = field(default_factory=list)  # of `mentions`: being read now, planned past like a read
+    gap: bool = False  # "did I skip something?": the places asked about are back-filled, not continued
 
     @property
     def read_ids(self) -> set[str]:
@@ -791,7 +802,7 @@ class Reader:
         named_aside = [r for r in dict.fromkeys(aside) if r.id not in read]
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
-                             named=named_aside, reading_now=now)
+                             named=named_aside, reading_now=now, gap=any(asks_about_gaps(c) for c in clauses))
 
     def _being_read(self, text: str) -> tuple[list[Mention], list[Mention]]:
         """What a clause of reading now counts as read: the items it names (by any of their names; after

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.reading import LEARNER_WORDS, Reader, Understanding, kind_of, split_clauses, surface_words, words
+from assistant.reading import (LEARNER_WORDS, Reader, Understanding, asks_about_gaps, kind_of, split_clauses,
+                               surface_words, words)
 from core.logistic import fit_logistic as core_fit_logistic
 from core.logistic import logistic
 
@@ -54,9 +55,6 @@ REQUEST_WORDS = frozenset({
     "after", "afterwards", "then", "more", "further", "onward", "onwards", "now", "plan", "follow",
     "followup", "left", "remaining",
 })
-# the learner asking whether they skipped something counts as a request in any clause ("Am I missing a
-# prerequisite?"), not only in a clause that reads as a want
-GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover", "explore", "delve", "dive", "consult"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
 _CONCEPT_OPENERS = frozenset({"why", "explain", "define", "describe", "compare"})
@@ -82,8 +80,7 @@ def request_feature(question: str) -> float:
     """1 when a clause asks for something next: a request word, or an asking read/study/learn."""
     for clause in split_clauses(question):
         ws = [w.rstrip("?") for w in words(clause.text)]
-        if clause.role != "read" and any(w in GAP_QUESTION_WORDS for w in ws) and any(
-                w in {"i", "i'm", "im", "me", "my"} for w in ws):  # about the learner's own reading
+        if asks_about_gaps(clause):  # "Am I missing a prerequisite?" asks for reading in any clause
             return 1.0
         if clause.role != "want" or _asks_when_or_who(ws):
             continue

@@ -147,3 +147,18 @@ def test_a_half_spelt_read_is_never_picked(resources):
     answer = NextReads(resources).answer("I've read Morsel Cookbook. What should I read next?", set(), k=5)
     assert "Morsel-Driven Parallelism" not in [c.title for c in answer.citations]
     assert "Named, not counted as read: Morsel-Driven Parallelism" in answer.text
+
+
+# --- "did I skip something?" ------------------------------------------------------------------------------------
+
+
+def test_a_gap_question_is_understood_as_one(reader):
+    assert reader.understand("I've read Bw-Tree. Did I skip anything, or am I missing a prerequisite?").gap
+    assert not reader.understand("I've read Bw-Tree. What should I read next?").gap
+
+
+def test_the_answer_to_a_gap_question_says_it_back_fills(resources):
+    answer = NextReads(resources).answer("I've read Bw-Tree. I'm eager to dive into the advanced material of Storage "
+                                         "Engines and feel a bit lost. Did I skip anything?", set(), k=5)
+    assert "its lower tiers first (you asked whether you skipped something)" in answer.text
+    assert "Optimistic Lock Coupling" not in [c.title for c in answer.citations]

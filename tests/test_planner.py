@@ -104,6 +104,23 @@ def test_reading_ahead_back_fills_the_lower_tier_before_the_guides_order(catalog
     assert "back to basics" in plan.picks[0].reason
 
 
+def test_a_learner_asking_what_they_skipped_gets_the_focus_lower_tiers_then_the_guides_order(catalog):
+    plan = plan_next(catalog, {"cuda-graphs"}, k=4, interest_scores={"Profiling & Optimization": 1.0}, backfill=True)
+    assert titles(plan) == ["Roofline Analysis", "Occupancy Calculator", "Bank Conflicts",
+                            "Programming Massively Parallel Processors (PMPP)"]
+
+
+def test_a_backfill_never_continues_to_the_focus_harder_tiers(catalog):
+    plan = plan_next(catalog, {"bank-conflicts"}, k=4, interest_scores={"Profiling & Optimization": 1.0}, backfill=True)
+    assert "CUDA Graphs" not in titles(plan)
+
+
+def test_a_backfill_takes_only_the_strongest_focus(catalog):
+    plan = plan_next(catalog, set(), k=3, backfill=True,
+                     interest_scores={"Profiling & Optimization": 1.0, "Matrix Multiplication": 0.6})
+    assert plan.focus_topics == ["Profiling & Optimization"]
+
+
 def test_the_reason_names_the_tier_that_was_finished_even_when_a_tier_is_missing():
     catalog = [
         make("Attention", "FA", 1, "FlashAttention Paper"),
