@@ -66,8 +66,9 @@ def plan_next(
     What the learner is reading comes first (finish before starting more), then the rules below; read and
     skipped resources are never picked, and a skipped one counts as done when finding a topic's next tier.
     `subject_ids` ("anything else about `subject`?", best first) come before the guide's order. `backfill`
-    ("did I skip something?"): a focus gives only its lowest unread tier, then the guide's order, never its
-    harder tiers to a learner who got lost in them."""
+    ("did I skip something?"): only the strongest focus counts, and it gives its lowest unread tier and every
+    unread tier below the highest one read there, then the guide's order: never its harder tiers to a learner
+    who got lost in them."""
     by_topic: dict[str, list[Resource]] = defaultdict(list)
     for res in sorted(resources, key=lambda r: r.position):
         by_topic[res.topic].append(res)

@@ -70,10 +70,10 @@ GROUP_WORDS = frozenset({
     "rest", "set", "list", "items", "entries", "resources", "things", "category",
 })
 _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
-# nouns that stand for "a resource" and name nothing
-# "anything else about X": the learner asks past what they have, across the guide, by subject
 # the learner asking whether they skipped something ("Am I missing a prerequisite?"): the planner back-fills
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
+# nouns that stand for "a resource" and name nothing
+# "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
@@ -469,8 +469,8 @@ def _about_things(bare: list[str], question: bool) -> int:
 
 
 def asks_about_gaps(clause: Clause) -> bool:
-    """Does a clause ask whether the learner skipped something ("or am I missing a prerequisite?")? A read
-    clause never does ("I skipped the Tier 1 posts" is a history)."""
+    """Does a clause ask whether the learner skipped something ("or am I missing a prerequisite?")? A clause
+    that states what was read never does."""
     ws = [w.rstrip("?") for w in words(clause.text)]
     return clause.role != "read" and any(w in GAP_QUESTION_WORDS for w in ws) and any(
         w in {"i", "i'm", "im", "me", "my"} for w in ws)
