@@ -72,7 +72,6 @@ GROUP_WORDS = frozenset({
 _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # the learner asking whether they skipped something ("Am I missing a prerequisite?"): the planner back-fills
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
-# nouns that stand for "a resource" and name nothing
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
