@@ -57,6 +57,7 @@ CARD_FIRST_NOTE = "the best match has no indexed page text; the answer points at
 FAR_NOTE = "the indexed passages found are not about the question; the answer points at the guide's resources"
 DECLINED_NOTE = "the model found no answer in these passages; the answer points at the guide's resources"
 UNSUPPORTED_NOTE = "no generated sentence was supported by the passages; the answer points at the guide's resources"
+KEY_PASSAGE_LEAD = "In the source's words:"  # before the quoted key passage (Verifier.key_passage)
 PROMPT_OVERHEAD_TOKENS = 16  # "Question:", the turn's end and the assistant's start around the evidence
 POINTER_RESOURCES = 3
 LEAD_HELD_WORDS = 3  # the lead is shown from its fourth word: a shorter one is no sentence to go on from
@@ -318,7 +319,12 @@ class Assistant:
             quotes: dict[int, str] = {}
             for claim in sorted(verdict.kept, key=lambda c: -c.cosine):
                 quotes.setdefault(claim.sources[0], claim.quote)
-            answer = self._shown(query, standalone, evidence, verdict.text, backend, weak, quotes)
+            shown_text = verdict.text
+            if (key := self.verifier.key_passage(evidence, verdict.kept)) is not None:
+                n, sentence = key
+                shown_text += f" {KEY_PASSAGE_LEAD} {quote(sentence, n)}"
+                quotes.setdefault(n, sentence)
+            answer = self._shown(query, standalone, evidence, shown_text, backend, weak, quotes)
             yield AnswerEvent("final", _with(answer, dropped=dropped, draft=strip_control(text)))
             return
         note = DECLINED_NOTE if verdict.declined else UNSUPPORTED_NOTE

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import OSA
 
-from assistant.evidence import Evidence, EvidenceSource, refers_back
+from assistant.evidence import Evidence, EvidenceSource, readable, refers_back
 from assistant.sentences import MARKERS as _MARKERS
 from assistant.sentences import points_ahead
 from assistant.sentences import sentences as split_sentences
@@ -573,6 +573,26 @@ class Verifier:
                 share = len(new_words & stems(unit)) / len(new_words) if new_words else 0.0
                 best = max(best, (float(sims[i]) + share, unit))
         return best[1]
+
+    def key_passage(self, evidence: Evidence, kept: list[Claim]) -> tuple[int, str] | None:
+        """(source, sentence): the evidence sentence most relevant to the question, when it is about the
+        question (`key_passage_min_cosine`), reads as prose, does not point at what came after it on its page,
+        and no kept sentence says what it says (`key_passage_covered_cosine`). A 1.5B model's own words often
+        leave out the fact the page states; quoted, the page's words carry it. None otherwise."""
+        if not self.cfg.key_passage:
+            return None
+        ranked = evidence.ranked()
+        if not ranked:
+            return None
+        source, sentence = ranked[0]
+        if points_ahead(sentence.text) or not readable(sentence.text):
+            return None
+        vecs = self.embedder.embed_documents([sentence.text, *(c.text for c in kept)])
+        if float(vecs[0] @ self.embedder.embed_query(evidence.question)) < self.cfg.key_passage_min_cosine:
+            return None
+        if len(vecs) > 1 and float((vecs[1:] @ vecs[0]).max()) >= self.cfg.key_passage_covered_cosine:
+            return None
+        return source.n, sentence.text
 
     def support_scores(self, text: str, evidence: Evidence) -> tuple[float, float, bool]:
         """The best source's (cosine, lexical) for one sentence, and whether that source holds its numbers and

@@ -118,7 +118,7 @@ def source_stated(assistant: Any, q: dict[str, Any], text: str) -> bool | None:
 
 
 def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
-    from assistant.chain import Query
+    from assistant.chain import KEY_PASSAGE_LEAD, Query
     from assistant.verify import split_claims
 
     started = time.perf_counter()
@@ -150,13 +150,21 @@ def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
         "total_s": round(total, 2),
         "answer": final.text,
         "source_stated": source_stated(assistant, q, final.text),
+        # the same answer without its quoted key passage (chain.KEY_PASSAGE_LEAD): the feature's A/B in one run
+        "key_passage": KEY_PASSAGE_LEAD in final.text,
+        "source_stated_without_key": source_stated(assistant, q, final.text.split(KEY_PASSAGE_LEAD)[0]),
         "control_token": "<|" in final.text or "NO_ANSWER" in final.text,
     }
 
 
 def _stated(rows: list[dict[str, Any]]) -> dict[str, Any]:
     known = [r["source_stated"] for r in rows if r["source_stated"] is not None]
-    return {"source_stated": round(sum(known) / len(known), 3), "source_stated_count": f"{sum(known)}/{len(known)}"} if known else {}
+    if not known:
+        return {}
+    without = [r.get("source_stated_without_key") for r in rows if r["source_stated"] is not None]
+    return {"source_stated": round(sum(known) / len(known), 3), "source_stated_count": f"{sum(known)}/{len(known)}",
+            "source_stated_without_key_count": f"{sum(bool(w) for w in without)}/{len(known)}",
+            "key_passages": sum(r.get("key_passage", False) for r in rows)}
 
 
 def summarise(rows: list[dict[str, Any]], ev_rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from common import DEFAULT_HOME, ROOT, peak_rss_mb, real_corpus_settings, write_report
+from assistant.chain import KEY_PASSAGE_LEAD
 from assistant.evidence import estimate_tokens
 from core.records import place_label
 from core.files import atomic_write_text
@@ -214,6 +215,9 @@ def evidence_problems(rows: list[dict[str, Any]], pages: dict[str, str]) -> list
 
 def is_gold(resource_id: str, url: str, q: dict[str, Any]) -> bool:
     return resource_id == q["resource_id"] or url.strip().rstrip("/").lower() == q["gold"].strip().rstrip("/").lower()
+
+
+WITHOUT_KEY = "product_without_key_passage"
 
 
 def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
@@ -406,9 +410,15 @@ def main() -> None:
         points = [kp["point"] for kp in q["key_points"]]
         for name in pipelines:
             got = product_answer(guide, q) if name == "product" else naive_answer(guide, model, q)
-            scored = score_answer(got["answer"], got.pop("_sources"), got.pop("_gold"), points,
-                                  embedder.encode_uncached)
+            sources, gold = got.pop("_sources"), got.pop("_gold")
+            scored = score_answer(got["answer"], sources, gold, points, embedder.encode_uncached)
             rows[name].append({"id": q["id"], "question": q["question"], **got, **scored})
+            if name == "product":  # the same answers without the quoted key passage: the feature's A/B in one run
+                bare = got["answer"].split(KEY_PASSAGE_LEAD)[0].strip()
+                rows.setdefault(WITHOUT_KEY, []).append({
+                    "id": q["id"], "question": q["question"], **got, "answer": bare,
+                    "key_passage": bare != got["answer"],
+                    **score_answer(bare, sources, gold, points, embedder.encode_uncached)})
             r = rows[name][-1]
             print(f"{i}/{len(questions)} {name}: coverage={r['coverage']} unsupported={r['unsupported']} "
                   f"cited={r['cited_share']} first={r['first_token_s']}s total={r['total_s']}s",

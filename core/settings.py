@@ -334,6 +334,17 @@ class LLMSettings(BaseModel):
         0.5, description="When no generated sentence holds, the closest passage is quoted beside the pointers only "
         "when its cosine to the question reaches this"
     )
+    key_passage: bool = Field(
+        True, description="After the model's checked sentences, quote the evidence sentence most relevant to the "
+        "question when none of them says what it says (chain.key_passage): the page's own words carry the fact a "
+        "1.5B model's paraphrase often leaves out"
+    )
+    key_passage_min_cosine: float = Field(
+        0.5, description="... only when that sentence's cosine to the question reaches this"
+    )
+    key_passage_covered_cosine: float = Field(
+        0.7, description="... and no kept sentence reaches this cosine to it (a sentence that does already says it)"
+    )
     ollama_url: str = "http://127.0.0.1:11434"
     ollama_model: str = "qwen2.5-coder:1.5b"
     openai_base_url: str = "http://127.0.0.1:8080/v1"

@@ -371,3 +371,32 @@ def test_a_sentence_whose_own_clause_comes_from_nowhere_is_dropped_whole(verifie
 def test_striking_a_clause_keeps_the_rest_as_written():
     assert without_clauses("A tiles x and the B loads y; the gluten holds gas.", ["the gluten holds gas."]) == (
         "A tiles x and the B loads y.")
+
+
+# --- the key passage ------------------------------------------------------------------------------------------------
+
+
+def test_the_key_passage_is_the_most_relevant_sentence_no_kept_sentence_says(verifier, evidence):
+    kept = verifier.attribute("It loads blocks of queries, keys and values into on-chip SRAM [1].", evidence).kept
+    assert kept
+    assert verifier.key_passage(evidence, kept) == (1, FLASH[0])
+
+
+def test_no_key_passage_when_a_kept_sentence_already_says_it(verifier, evidence):
+    kept = verifier.attribute("FlashAttention computes exact attention without writing the full attention matrix to "
+                              "GPU high bandwidth memory [1].", evidence).kept
+    assert kept
+    assert verifier.key_passage(evidence, kept) is None
+
+
+def test_no_key_passage_when_the_best_sentence_is_not_about_the_question(verifier, evidence):
+    far = Evidence("What is the price of a cup of coffee in Lisbon?", evidence.sources)
+    assert verifier.key_passage(far, []) is None
+
+
+def test_no_key_passage_when_it_is_turned_off(verifier, evidence):
+    verifier.cfg.key_passage = False
+    try:
+        assert verifier.key_passage(evidence, []) is None
+    finally:
+        verifier.cfg.key_passage = True
