@@ -782,7 +782,8 @@ class Reader:
             for r in m.resources:
                 read.setdefault(r.id, r)
         want = " ".join(c.text for c in clauses if c.role == "want")
-        subject, ranking = self.subject(want, set(read))
+        done_places = [m.group for m in mentions if m.group is not None and m.group.topic]
+        subject, ranking = self.subject(want, set(read), done_places)
         interest = {} if subject else self.interest(want)
         not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun", "reading"))
         if not subject and not_read:
@@ -1155,10 +1156,12 @@ class Reader:
             return {}  # words every topic shares ("scaling", "training"): no focus of their own
         return normalised
 
-    def subject(self, want: str, read_ids: set[str]) -> tuple[str, list[str]]:
+    def subject(self, want: str, read_ids: set[str], done_places: Sequence[Group] = ()) -> tuple[str, list[str]]:
         """"Anything else about X?": X, and the unread items whose title (then authors, then note) names it,
         across every topic, best first. Only when the learner asks past what they have (SUBJECT_CUES) and
-        names something more specific than the whole field."""
+        names something more specific than the whole field. The words of a place read whole are where they
+        have been, not what they ask about ("I've read the Tensor Cores topic; anything else like CUTLASS in
+        Tensor Cores?" asks about CUTLASS)."""
         ws = [w.removesuffix("'s") for w in words(want)]
         # "Have you covered Hopper in the guide?", "Does the guide cover X?": whether the guide has X at all
         covers = any(w in _COVER_VERBS for w in ws) and any(w in _YES_NO_OPENERS for w in ws)
@@ -1167,6 +1170,8 @@ class Reader:
         text = _THE_LIST.sub(" ", want)
         said = self._known_terms(text)
         terms = [t for t in said if not self.index.generic(t)]
+        been = {t for g in done_places for t in content_terms(f"{g.topic} {g.section or ''}")}
+        terms = [t for t in terms if t not in been] or terms
         named = set().union(*(self.index.topic_terms[t] for t in self.index.topics_named(want)))
         if not terms or named and not any(self._name_like(t) for t in terms if t not in named):
             return "", []  # "other resources on <a whole topic>": that topic is the focus, not a subject

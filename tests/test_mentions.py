@@ -92,6 +92,13 @@ def test_the_subject_ranking_leaves_out_what_was_read(reader):
     assert "papers-example-org-calvin" not in found.subject_ranking
 
 
+def test_the_words_of_a_place_read_whole_are_not_the_subject(reader):
+    found = reader.understand("I've read the whole Storage Engines topic. Is there anything else in the guide about "
+                              "engines and consensus?")
+    assert found.subject == "consensus"
+    assert found.subject_ranking == ["papers-example-org-raft"]
+
+
 def test_the_plan_puts_the_subject_items_first(reader, resources):
     found = reader.understand("Anything else about compaction?")
     plan = plan_next(resources, found.read_ids, k=2, subject=found.subject, subject_ids=found.subject_ranking)
