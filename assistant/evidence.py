@@ -300,6 +300,26 @@ def refers_back(sentence: str) -> bool:
     return first in REFERRING_OPENERS
 
 
+# Words that, early in a sentence, point at something said before it ("Visually, it looks like ...", "In this
+# configuration, ..."); and the voice of a page's own narrative ("we build", "our kernel", "you want").
+_EARLY_POINTERS = frozenset({"it", "its", "they", "them", "their", "this", "these", "those", "such"})
+_NARRATOR = frozenset({"we", "our", "us", "you", "your", "i", "my"})
+EARLY_WORDS = 6
+_FIXED_OPENINGS = ("instead of ", "also known as ")  # openers that start a whole thought of their own
+
+
+def self_contained(sentence: str) -> bool:
+    """A sentence that says something whole out of its page: no opener or early pronoun that refers back,
+    not a question (a heading), not the page's narrator speaking. What a quote needs to stand alone."""
+    text = sentence.strip()
+    ws = [w.strip(",;:\"'()*“”‘’").lower() for w in text.split()]
+    if not ws or text.rstrip("*").endswith("?"):
+        return False
+    if refers_back(text) and not text.lower().startswith(_FIXED_OPENINGS):
+        return False
+    return not (_EARLY_POINTERS & set(ws[:EARLY_WORDS]) or _NARRATOR & set(ws))
+
+
 def passages_by_mmr(pool: list[EvidenceSentence], relevance: np.ndarray, vecs: np.ndarray, costs: list[int],
                     title_costs: list[int], cfg: Any, budget: int) -> list[int]:
     """Maximal marginal relevance over sentences, each pick with its context, under a token budget.

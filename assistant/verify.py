@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import OSA
 
-from assistant.evidence import Evidence, EvidenceSource, readable, refers_back
+from assistant.evidence import Evidence, EvidenceSource, readable, refers_back, self_contained
 from assistant.sentences import MARKERS as _MARKERS
 from assistant.sentences import points_ahead
 from assistant.sentences import sentences as split_sentences
@@ -576,8 +576,9 @@ class Verifier:
 
     def key_passage(self, evidence: Evidence, kept: list[Claim]) -> tuple[int, str] | None:
         """(source, sentence): the evidence sentence most relevant to the question, when it is about the
-        question (`key_passage_min_cosine`), reads as prose, does not point at what came after it on its page,
-        and no kept sentence says what it says (`key_passage_covered_cosine`). A 1.5B model's own words often
+        question (`key_passage_min_cosine`), reads as prose that stands alone (`self_contained`), does not
+        point at what came after it on its page, and no kept sentence says what it says
+        (`key_passage_covered_cosine`). A 1.5B model's own words often
         leave out the fact the page states; quoted, the page's words carry it. None otherwise."""
         if not self.cfg.key_passage:
             return None
@@ -585,7 +586,7 @@ class Verifier:
         if not ranked:
             return None
         source, sentence = ranked[0]
-        if points_ahead(sentence.text) or not readable(sentence.text):
+        if points_ahead(sentence.text) or not readable(sentence.text) or not self_contained(sentence.text):
             return None
         vecs = self.embedder.embed_documents([sentence.text, *(c.text for c in kept)])
         if float(vecs[0] @ self.embedder.embed_query(evidence.question)) < self.cfg.key_passage_min_cosine:
