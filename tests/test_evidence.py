@@ -16,6 +16,7 @@ from assistant.evidence import (
     introduces,
     passages_by_mmr,
     refers_back,
+    self_contained,
 )
 from core.records import Chunk
 from core.settings import LLMSettings
@@ -118,3 +119,21 @@ def test_lead_ins_and_referring_openers_are_recognised():
     assert introduces("And we call it like so:")
     assert not introduces("The kernel is memory bound.")
     assert refers_back("However, the cache is small.") and not refers_back("The cache is small.")
+
+
+# --- a sentence that stands alone (the key passage's test) -----------------------------------------------------------
+
+
+def test_a_sentence_with_its_own_subject_stands_alone():
+    assert self_contained("A cluster is a group of thread blocks that are guaranteed to be scheduled together.")
+    assert self_contained("Instead of waiting for the whole batch, Orca schedules every iteration.")
+
+
+def test_a_sentence_that_refers_back_does_not_stand_alone():
+    assert not self_contained("However, this approach relies heavily on the compiler.")
+    assert not self_contained("Within each of the groups, it behaves like multi-query attention.")
+
+
+def test_a_question_or_the_pages_narrator_does_not_stand_alone():
+    assert not self_contained("How often does static batching under-utilize the GPU?")
+    assert not self_contained("On the next page we build a serving system on paged memory.")

@@ -400,3 +400,9 @@ def test_no_key_passage_when_it_is_turned_off(verifier, evidence):
         assert verifier.key_passage(evidence, []) is None
     finally:
         verifier.cfg.key_passage = True
+
+
+def test_no_key_passage_when_the_best_sentence_does_not_stand_alone(verifier, evidence):
+    first = evidence.sources[0]
+    only_it = EvidenceSource(1, first.hit, [EvidenceSentence(FLASH[1], 0, (0, 1), 1.0)])
+    assert verifier.key_passage(Evidence(QUESTION, [only_it]), []) is None
