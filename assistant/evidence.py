@@ -308,10 +308,23 @@ EARLY_WORDS = 6
 _FIXED_OPENINGS = ("instead of ", "also known as ")  # openers that start a whole thought of their own
 
 
+_CODE_TOKEN = re.compile(r"[(){}\[\]=<>;_`]|::|->")
+CODE_TOKEN_SHARE = 0.25
+
+
+def codelike(sentence: str) -> bool:
+    """A line of code that passed for a sentence ("tl.store(output_ptr + offsets, output, mask=mask) ```"):
+    a quarter or more of its words hold brackets, operators, underscores or backticks."""
+    ws = sentence.split()
+    return bool(ws) and sum(bool(_CODE_TOKEN.search(w)) for w in ws) >= CODE_TOKEN_SHARE * len(ws)
+
+
 def self_contained(sentence: str) -> bool:
     """A sentence that says something whole out of its page: no opener or early pronoun that refers back,
-    not a question (a heading), not the page's narrator speaking. What a quote needs to stand alone."""
+    not a question (a heading), not the page's narrator speaking, not code. What a quote needs to stand alone."""
     text = sentence.strip()
+    if codelike(text):
+        return False
     ws = [w.strip(",;:\"'()*“”‘’").lower() for w in text.split()]
     if not ws or text.rstrip("*").endswith("?"):
         return False
