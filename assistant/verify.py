@@ -578,8 +578,8 @@ class Verifier:
         """(source, sentence): the evidence sentence most relevant to the question, when it is about the
         question (`key_passage_min_cosine`), reads as prose that stands alone (`self_contained`), does not
         point at what came after it on its page, and no kept sentence says what it says
-        (`key_passage_covered_cosine`). A 1.5B model's own words often
-        leave out the fact the page states; quoted, the page's words carry it. None otherwise."""
+        (`key_passage_covered_cosine`). A 1.5B model's own words often leave out the fact the page states;
+        quoted, the page's words carry it. None otherwise."""
         if not self.cfg.key_passage:
             return None
         ranked = evidence.ranked()

@@ -336,7 +336,7 @@ class LLMSettings(BaseModel):
     )
     key_passage: bool = Field(
         True, description="After the model's checked sentences, quote the evidence sentence most relevant to the "
-        "question when none of them says what it says (chain.key_passage): the page's own words carry the fact a "
+        "question when none of them says what it says (Verifier.key_passage): the page's own words carry the fact a "
         "1.5B model's paraphrase often leaves out"
     )
     key_passage_min_cosine: float = Field(
