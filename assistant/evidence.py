@@ -303,7 +303,8 @@ def refers_back(sentence: str) -> bool:
 # Words that, early in a sentence, point at something said before it ("Visually, it looks like ...", "In this
 # configuration, ..."); and the voice of a page's own narrative ("we build", "our kernel", "you want").
 _EARLY_POINTERS = frozenset({"it", "its", "they", "them", "their", "this", "these", "those", "such"})
-_NARRATOR = frozenset({"we", "our", "us", "you", "your", "i", "my"})
+_NARRATOR = frozenset({"we", "our", "us", "you", "your", "i", "my", "we've", "we're", "we'll", "we'd", "you've",
+                       "you're", "you'll", "you'd", "i'm", "i've", "let's"})
 EARLY_WORDS = 6
 _FIXED_OPENINGS = ("instead of ", "also known as ")  # openers that start a whole thought of their own
 

@@ -137,6 +137,7 @@ def test_a_sentence_that_refers_back_does_not_stand_alone():
 def test_a_question_or_the_pages_narrator_does_not_stand_alone():
     assert not self_contained("How often does static batching under-utilize the GPU?")
     assert not self_contained("On the next page we build a serving system on paged memory.")
+    assert not self_contained("We've added multiple new features, including a training recipe.")
 
 
 def test_a_line_of_code_does_not_stand_alone():
