@@ -433,12 +433,30 @@ _QUESTION_OPENERS = frozenset({"what", "which", "where", "how", "why", "should",
                                "does", "did", "is", "are"})
 
 
+_CONTINUE = frozenset({"continue", "continuing", "continues"})
+
+
+def _continuing(bare: list[str]) -> set[int]:
+    """The words of "(as) I continue to work through X" / "I'm continuing with X" said of oneself: still in the
+    middle of X. Their "continue" and "work" are no wish. Empty when there is none."""
+    for i, w in enumerate(bare):
+        if w in _CONTINUE and any(b in LEARNER_WORDS or b in _NOW_SUBJECTS for b in bare[max(0, i - 2):i]):
+            nxt = bare[i + 1:i + 3]
+            if nxt[:1] == ["to"] and len(nxt) == 2:
+                return {i, i + 1, i + 2}
+            if nxt[:1] and (nxt[0] in {"with", "through"} or nxt[0] in _READING_FORMS):
+                return {i, i + 1}
+    return set()
+
+
 def _reading_now(bare: list[str]) -> bool:
     """The present progressive of reading, said of oneself ("I'm working through X", "... and am currently
     reading X"; "I'm going to read X" is not, nor "what am I reading next"). What it names is only counted where
     it is an item, so "I'm working on a kernel" reads nothing."""
     if not bare or bare[0] in _QUESTION_OPENERS or bare[:2] in (["am", "i"], ["am", "we"]):
         return False
+    if _continuing(bare):
+        return True
     for i, w in enumerate(bare):
         now = i == 0 or any(b in _NOW_SUBJECTS for b in bare[max(0, i - 3):i])
         if now and w in _READING_FORMS - {"learning"} and (
@@ -545,7 +563,9 @@ def _role(text: str, question: bool = False) -> str | None:
     if done:
         return "read"
     # being read now is no wish, unless the clause also asks ("I'm reading X so I can learn Y")
-    if _reading_now(bare) and not any(w in WANT_WORDS - _READING_FORMS - {"now", "into"} for w in bare) and "?" not in text:
+    going_on = _continuing(bare)
+    if _reading_now(bare) and not any(w in WANT_WORDS - _READING_FORMS - {"now", "into"}
+                                      for j, w in enumerate(bare) if j not in going_on) and "?" not in text:
         return "reading"
     if any(w in WANT_WORDS for w in bare) or "?" in text:
         return "want"

@@ -525,3 +525,12 @@ def test_a_last_list_item_with_its_own_determiner_lends_no_group_noun_to_the_oth
     found = reader.understand("I've read Raft, Calvin and the whole Storage Engines topic. What next?")
     assert "Calvin-2: Faster Deterministic Transactions" not in {r.title for r in found.read}
     assert {"Raft: Understandable Consensus", "Calvin: Deterministic Transactions", "RocksLite"} <= {r.title for r in found.read}
+
+
+def test_continuing_to_work_through_an_item_is_reading_it_now(reader):
+    found = reader.understand("As I continue to work through Raft: Understandable Consensus, what should I read next?")
+    assert [m.label for m in found.reading_now] == ["Raft: Understandable Consensus"]
+
+
+def test_wanting_to_continue_with_an_item_is_no_reading(reader):
+    assert reader.understand("I want to continue with Raft. What next?").reading_now == []
