@@ -107,21 +107,18 @@ def plan_next(
         for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=True, skipped_ids=set(skipped_ids)):
             add(res, reason)
         if backfill:  # ... and every unread tier below the highest one read there
-            top = max((r.tier for r in by_topic[topic] if r.id in read_ids and r.tier is not None), default=0)
-            for res in sorted((r for r in by_topic[topic] if r.tier is not None and r.tier < top),
-                              key=lambda r: (r.tier, r.position)):
+            for res in _below_read_tier(by_topic[topic], read_ids):
                 add(res, f"Tier {res.tier} · {topic} — below the tier you read ahead to")
             continue
         for res in sorted(by_topic[topic], key=lambda r: (r.tier if r.tier is not None else 99, r.position)):
             where = f"Tier {res.tier} · {topic}" if res.tier is not None else f"{topic} › {res.section}"
             add(res, f"{where} — the next tier of the topic you asked about")
     for topic in topic_order:  # read ahead of a lower tier: back-fill it before the guide's order
-        items = [r for r in by_topic[topic] if r.tier is not None]
-        top = max((r.tier for r in items if r.id in read_ids), default=0)
-        if any(r.tier < top and r.id not in done_ids for r in items):
+        below = _below_read_tier(by_topic[topic], read_ids)
+        if any(r.id not in done_ids for r in below):
             for res, reason in _next_in_topic(by_topic[topic], read_ids, asked=False, skipped_ids=set(skipped_ids)):
                 add(res, reason)
-            for res in sorted((r for r in items if r.tier < top), key=lambda r: (r.tier, r.position)):
+            for res in below:
                 add(res, f"Tier {res.tier} · {topic} — below the tier you read ahead to")
     for tier in sorted({r.tier for r in resources if r.tier is not None}):
         for topic in topic_order:
@@ -132,6 +129,13 @@ def plan_next(
         if res.tier is None:
             add(res, f"{res.topic} › {res.section} — further reading once the tiers are done")
     return Plan(picks=picks[:k], focus_topics=focus, read_ids=set(read_ids))
+
+
+def _below_read_tier(topic_items: list[Resource], read_ids: set[str]) -> list[Resource]:
+    """The topic's tiered items below the highest tier read in it, lowest tier first (read ones included:
+    the caller's `add` skips them)."""
+    top = max((r.tier for r in topic_items if r.id in read_ids and r.tier is not None), default=0)
+    return sorted((r for r in topic_items if r.tier is not None and r.tier < top), key=lambda r: (r.tier, r.position))
 
 
 def _next_in_topic(topic_items: list[Resource], read_ids: set[str], asked: bool,

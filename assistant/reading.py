@@ -765,15 +765,16 @@ class Reader:
         now: list[Mention] = []
         for clause in clauses:
             if clause.role == "read":
-                found, missed, near = self.mentions_near(clause.text)
+                found, missed, near = self.mentions_placed(clause.text)
                 mentions += found
                 unplaced += missed
                 aside += near
             elif clause.role == "begun":
                 mentions += self._begun_read(clause.text)
             elif clause.role == "reading":
-                items, whole = self._being_read(clause.text)
-                aside += self.mentions_near(clause.text)[2]
+                found, _, near = self.mentions_placed(clause.text)
+                items, whole = self._being_read(clause.text, found)
+                aside += near
                 mentions += items + whole
                 now += items
                 # a place being read now is wanted; one "I've been reading" is where they have been (a gap)
@@ -782,7 +783,7 @@ class Reader:
             elif clause.role == "maybe" and not asks:  # a search query, not a history
                 clause.role = "want"
             elif clause.role == "maybe":  # a bare list counts only where it spells out titles or a tier
-                found, _, near = self.mentions_near(clause.text)
+                found, _, near = self.mentions_placed(clause.text)
                 aside += near
                 # a group only in a list of names alone: "My curiosity is piqued by the X section" reads nothing
                 covered = set(_GROUP_STEMS) | set(TIER_NUMBERS) | self.index.place_terms
@@ -824,12 +825,11 @@ class Reader:
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
                              named=named_aside, reading_now=now, gap=any(asks_about_gaps(c) for c in clauses))
 
-    def _being_read(self, text: str) -> tuple[list[Mention], list[Mention]]:
-        """What a clause of reading now counts as read: the items it names (by any of their names; after
-        "working on", which takes projects too, only a title spelled out), and the groups it names whole
-        ("I've been reading the whole X topic")."""
+    def _being_read(self, text: str, found: list[Mention]) -> tuple[list[Mention], list[Mention]]:
+        """What a clause of reading now counts as read, of the mentions `found` in it: the items it names (by
+        any of their names; after "working on", which takes projects too, only a title spelled out), and the
+        groups it names whole ("I've been reading the whole X topic")."""
         project = re.search(r"\bworking on\b", text, re.IGNORECASE) is not None
-        found = self.mentions(text)
         items = [m for m in found if m.group is None and (not project or all(
             self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
         return items, [m for m in found if m.group is not None and _WHOLE.search(m.phrase)]
@@ -865,11 +865,7 @@ class Reader:
         """The resources a history clause names, phrase by phrase."""
         return self.mentions_placed(text)[0]
 
-    def mentions_placed(self, text: str) -> tuple[list[Mention], list[str]]:
-        """The mentions of a history clause, and the name-like ones that link to nothing."""
-        return self.mentions_near(text)[:2]
-
-    def mentions_near(self, text: str) -> tuple[list[Mention], list[str], list[Resource]]:
+    def mentions_placed(self, text: str) -> tuple[list[Mention], list[str], list[Resource]]:
         """The mentions of a history clause, the name-like ones that link to nothing, and the items such a
         name half-spells (`near_miss`: not counted as read, never picked).
 
