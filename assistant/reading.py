@@ -711,6 +711,9 @@ class Understanding:
         return [t for t, s in sorted(self.interest.items(), key=lambda kv: -kv[1]) if s >= FOCUS_SCORE]
 
 
+# a subordinate clause with its own subject ("as it seems", "because they were"): not part of a name
+_CLAUSE_OF_ITS_OWN = re.compile(r"\b(?:as|because|whereas|since|so)\s+(?:it|it's|its|they|they're|he|she|this|these)\b",
+                                re.IGNORECASE)
 _LIST_SPLIT = re.compile(r",|&|\band\b|\bplus\b|\bas well as\b|\balong with\b|\bwith\b|/|\bthen\b", re.IGNORECASE)
 _URL = re.compile(r"https?://\S+|\b[\w-]+(?:\.[\w-]+)+/\S*", re.IGNORECASE)
 
@@ -936,7 +939,9 @@ class Reader:
             return out
         for pattern in self._joined_names:  # "Distributed & Multi-GPU" is one name, not a list of two
             text = pattern.sub(lambda m: _AMPERSAND_OR_AND.sub(" ", m.group(0)), text)
-        segments = [s.strip() for s in _LIST_SPLIT.split(text) if s and s.strip()]
+        # "FlashAttention-2 as it seems to be the main topic": a clause of its own ends the name
+        segments = [_CLAUSE_OF_ITS_OWN.split(s, maxsplit=1)[0].strip() for s in _LIST_SPLIT.split(text) if s and s.strip()]
+        segments = [s for s in segments if s]
         shared_kind = None
         if segments:  # "the FP8 and NVFP4 posts": a trailing plural kind covers the list
             plural = [w for w in words(segments[-1]) if kind_of(w) and w.endswith("s") and kind_of(w) != "docs"]

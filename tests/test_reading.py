@@ -165,6 +165,12 @@ def test_what_follows_after_ends_where_a_clause_of_its_own_starts(reader):
     assert understanding.focus_topics == ["Storage Engines"]
 
 
+def test_a_clause_with_its_own_subject_ends_the_name_before_it(reader):
+    found = read_titles(reader, "I've read Optimistic Lock Coupling as it seemed to be the main topic of the Storage "
+                                "Engines section. What next?")
+    assert found == {"Optimistic Lock Coupling"}
+
+
 def test_the_read_thing_sits_between_the_cue_words(reader):
     assert read_titles(reader, "I've read Neumann's part 1 already. Next?") == {"Compiling Queries with LLVM, Part 1"}
 
