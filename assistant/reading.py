@@ -508,6 +508,8 @@ def _role(text: str, question: bool = False) -> str | None:
     if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
         return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
     negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
+    # "I decided to skip X" says X was not read; "should I skip X?" asks
+    negated = negated or not question and any(w in {"skip", "skipping"} for w in bare)
     done = progressive = lost = False
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))

@@ -132,6 +132,15 @@ def test_what_was_not_read_is_not_counted(reader):
     assert read_titles(reader, "I haven't read DIH yet; where do I start?") == set()
 
 
+def test_a_place_the_learner_decided_to_skip_is_not_read(reader):
+    found = read_titles(reader, 'I read Raft, I decided to skip "Vectorized engines", what next?')
+    assert found == {"Raft: Understandable Consensus"}
+
+
+def test_asking_whether_to_skip_is_a_question_not_a_history():
+    assert split_clauses("Should I skip the compaction section?")[0].role == "want"
+
+
 def test_items_listed_before_are_done_count_as_read(reader):
     found = read_titles(reader, "Raft, Calvin-2 and Optimistic Lock Coupling are done.")
     assert found == {"Raft: Understandable Consensus", "Calvin-2: Faster Deterministic Transactions",
