@@ -113,35 +113,54 @@ def strip_control(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+# After a marker, the same sentence going on: a comma or semicolon, or a word in lower case.
+_GOES_ON = re.compile(r"[ \t]*(?:[,;][ \t]*)?[a-z(]")
+
+
 def split_claims(text: str) -> list[Claim]:
-    """Sentences with the markers that end them. A run of sentences closed by one marker shares it; text
-    after the last marker (an answer cut off by the token limit) is a claim with no markers."""
+    """Sentences with the markers that end them. A run of sentences closed by one marker shares it; a marker
+    inside a sentence ("X [1], while Y [2].") moves to its end; text after the last marker (an answer cut off by
+    the token limit) is a claim with no markers."""
     text = strip_control(text).strip()
     # "... cache. [1]" → "... cache [1]." so the marker stays with its sentence.
     text = re.sub(r"([.!?])\s*((?:\[\s*\d{1,3}\s*\]\s*)+)", lambda m: f" {m.group(2).strip()}{m.group(1)} ", text)
     claims: list[Claim] = []
     pos = 0
+    head, carried = "", []  # the sentence so far where a marker stood mid-sentence, and that marker's numbers
     for m in _MARKERS.finditer(text):
-        unit = text[pos:m.start()].strip()
+        unit = head + text[pos:m.start()].rstrip()
         pos = m.end()
+        cited = list(dict.fromkeys([*carried, *(int(n) for n in _NUMBER.findall(m.group(1)))]))
+        if _GOES_ON.match(text, pos) and unit.strip(" .!?"):
+            head, carried = unit, cited  # "The formula [2] gives ...": the sentence goes on
+            continue
+        head, carried = "", []
         if pos < len(text) and text[pos] in ".!?":
             pos += 1
-        cited = list(dict.fromkeys(int(n) for n in _NUMBER.findall(m.group(1))))
         if not unit.strip(" .!?"):
             if claims:  # "[1][2]" after "[1]." — extra markers of the previous sentence
                 claims[-1].cited.extend(n for n in cited if n not in claims[-1].cited)
             continue
-        parts = split_sentences(unit) or [unit]
-        if len(" ".join(parts).split()) < len(unit.split()):  # sentence splitting dropped short bits: keep whole
-            parts = [unit]
-        claims.extend(Claim(p.strip(), list(cited)) for p in parts if p.strip(" .!?"))
+        claims.extend(Claim(p, list(cited)) for p in _sentences_of(unit))
     rest = text[pos:].strip()
-    if rest.strip(" .!?"):
-        parts = split_sentences(rest) or [rest]
-        if len(" ".join(parts).split()) < len(rest.split()):
-            parts = [rest]
-        claims.extend(Claim(p.strip(), []) for p in parts if p.strip(" .!?"))
+    if head.strip(" .!?"):
+        # a sentence that ends after its last marker keeps it; one the token limit cut off stops at the marker
+        parts = _sentences_of(head + text[pos:]) if rest.endswith((".", "!", "?")) else [head.strip()]
+        claims.append(Claim(parts[0], carried))
+        rest = " ".join(parts[1:]) if rest.endswith((".", "!", "?")) else rest
+    claims.extend(Claim(p, []) for p in _sentences_of(rest))
     return claims
+
+
+def _sentences_of(unit: str) -> list[str]:
+    """The sentences of a stretch of the answer, or the stretch whole where splitting would drop short bits."""
+    unit = unit.strip()
+    if not unit.strip(" .!?"):
+        return []
+    parts = split_sentences(unit) or [unit]
+    if len(" ".join(parts).split()) < len(unit.split()):
+        parts = [unit]
+    return [p.strip() for p in parts if p.strip(" .!?")]
 
 
 # Where a sentence joins a clause of its own: ", and ...", "; ...", "... and the ...". A small model appends a

@@ -114,6 +114,13 @@ def test_a_marker_written_after_the_full_stop_stays_with_its_sentence():
     ]
 
 
+def test_a_marker_inside_a_sentence_moves_to_its_end():
+    claims = split_claims("MQA keeps one key-value head [1], while GQA keeps a few [2]. The formula [1] gives the size.")
+    assert [(c.text, c.cited) for c in claims] == [
+        ("MQA keeps one key-value head, while GQA keeps a few", [1, 2]), ("The formula gives the size.", [1])
+    ]
+
+
 def test_control_tokens_never_reach_the_text():
     assert strip_control("It tiles [1].<|im_end|><|im_start|>assistant\n</s>") == "It tiles [1].assistant\n"
     assert [c.text for c in split_claims("It tiles SRAM blocks [1].<|im_end|>")] == ["It tiles SRAM blocks"]
