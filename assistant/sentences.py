@@ -95,6 +95,28 @@ def table_rows(text: str) -> set[str]:
     return {row for row in _table_lines(_FENCE.sub(" ", text).splitlines()).values() if row}
 
 
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of plain prose with none of its words lost: a piece under 4 words that ends like a
+    sentence ("Yes.") joins its neighbour; an unfinished last piece (text cut off mid-sentence) stays apart."""
+    pieces: list[str] = []
+    for part in _SENTENCE_END.split(re.sub(r"\s+", " ", text).strip()):
+        if pieces and _ABBREV.search(pieces[-1]):
+            pieces[-1] = f"{pieces[-1]} {part}"
+        else:
+            pieces.append(part)
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        unfinished = i == len(pieces) - 1 and not piece.rstrip().endswith((".", "!", "?"))
+        if len(piece.split()) < 4 and not unfinished and (out or i + 1 < len(pieces)):
+            if out:
+                out[-1] = f"{out[-1]} {piece}"
+            else:
+                pieces[i + 1] = f"{piece} {pieces[i + 1]}"
+            continue
+        out.append(piece)
+    return [p for p in out if p.strip()]
+
+
 def sentences(text: str) -> list[str]:
     """Prose sentences of a markdown passage, and the rows of its tables as sentences; code blocks, headings
     and link lists dropped."""

@@ -32,6 +32,7 @@ from rapidfuzz.distance import OSA
 from assistant.evidence import Evidence, EvidenceSource, readable, refers_back, self_contained
 from assistant.sentences import MARKERS as _MARKERS
 from assistant.sentences import points_ahead
+from assistant.sentences import prose_sentences
 from assistant.sentences import sentences as split_sentences
 from assistant.sentences import terms
 from core.settings import LLMSettings
@@ -153,13 +154,14 @@ def split_claims(text: str) -> list[Claim]:
 
 
 def _sentences_of(unit: str) -> list[str]:
-    """The sentences of a stretch of the answer, or the stretch whole where splitting would drop short bits."""
+    """The sentences of a stretch of the answer; as plain prose where the passage splitter would drop short
+    bits ("Yes.", a last word cut off), so an unfinished ending never takes the finished sentences with it."""
     unit = unit.strip()
     if not unit.strip(" .!?"):
         return []
     parts = split_sentences(unit) or [unit]
     if len(" ".join(parts).split()) < len(unit.split()):
-        parts = [unit]
+        parts = prose_sentences(unit)
     return [p.strip() for p in parts if p.strip(" .!?")]
 
 

@@ -114,6 +114,15 @@ def test_a_marker_written_after_the_full_stop_stays_with_its_sentence():
     ]
 
 
+def test_an_answer_cut_off_loses_only_its_unfinished_sentence(verifier, evidence):
+    verdict = verifier.attribute(
+        "FlashAttention computes exact attention without writing the matrix to HBM [1]. It splits queries, keys "
+        "and values into blocks that fit in on-chip SRAM. The", evidence)
+    assert verdict.text == ("FlashAttention computes exact attention without writing the matrix to HBM [1]. "
+                            "It splits queries, keys and values into blocks that fit in on-chip SRAM [1].")
+    assert [(d.text, d.reason) for d in verdict.dropped] == [("The", CUT_OFF)]
+
+
 def test_a_marker_inside_a_sentence_moves_to_its_end():
     claims = split_claims("MQA keeps one key-value head [1], while GQA keeps a few [2]. The formula [1] gives the size.")
     assert [(c.text, c.cited) for c in claims] == [
