@@ -162,8 +162,8 @@ class Assistant:
         if hits[0].resource.id not in self.resources_with_text():
             # the best match is known only by its catalog card: text from the resources below it answers another
             # question ("NVIDIA's write-up on cuDNN's fused attention" got a sentence about matmul kernels)
-            answer = _with(self._pointer(query, standalone, hits, None, weak, backend, CARD_FIRST),
-                           fallback=CARD_FIRST_NOTE)
+            answer = _with(self._pointer(query, standalone, hits, self._card_first_evidence(standalone, hits), weak,
+                                         backend, CARD_FIRST), fallback=CARD_FIRST_NOTE)
             yield AnswerEvent("sources", answer)
             yield AnswerEvent("final", answer)
             return
@@ -349,6 +349,16 @@ class Assistant:
         if self._with_text is None:
             self._with_text = {c.resource_id for c in self.searcher.chunks if c.source_kind != "card"}
         return self._with_text
+
+    def _card_first_evidence(self, standalone: str, hits: list[ResourceHit]) -> Evidence | None:
+        """The page text of the resources listed beside a card-only best match, for a quote only when it is this
+        close to the question (`card_first_quote_min_cosine`); below, such text mostly answers another question."""
+        cfg = self.settings.llm
+        listed = [h for h in hits[:POINTER_RESOURCES] if h.resource.id in self.resources_with_text()]
+        evidence = self.selector.select(standalone, listed, cfg) if listed else None
+        if evidence is None or evidence.best_cosine < cfg.card_first_quote_min_cosine:
+            return None
+        return evidence
 
     def _pointer(self, query: Query, standalone: str, hits: list[ResourceHit], evidence: Evidence | None,
                  weak: bool, backend: str, lead: str = NOT_ANSWERED) -> Answer:

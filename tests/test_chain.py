@@ -164,6 +164,28 @@ def test_when_the_best_match_has_no_page_text_the_answer_says_so_and_points_at_t
     assert f"Register Pressure and Occupancy Notes ({walled.place}; catalog card only, page text not indexed) [{walled.n}]" in answer.text
 
 
+@pytest.fixture(scope="module")
+def card_first_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    """The fixture corpus plus a card-only resource named for the FlashAttention question, so its card ranks first."""
+    from ingest.cards import card_chunk
+
+    home = tmp_path_factory.mktemp("card-first-home")
+    settings = make_settings(home)
+    chunks, resources = load_corpus()
+    notes = replace(resources[0], id="attention-notes", title="Avoiding HBM Writes of the Attention Matrix",
+                    url="https://example.org/attention-notes", position=len(resources),
+                    note="How FlashAttention avoids writing the attention matrix to HBM")
+    build(settings, [*chunks, card_chunk(notes)], [*resources, notes])
+    return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+
+
+def test_beside_a_card_only_best_match_a_passage_close_to_the_question_is_quoted(card_first_assistant):
+    answer = card_first_assistant.ask(
+        Query("How does FlashAttention avoid writing the attention matrix to HBM?", backend="extractive"))
+    assert answer.text.startswith(CARD_FIRST) and answer.citations[0].resource_id == "attention-notes"
+    assert "The closest passage says: “" in answer.text
+
+
 def test_a_pointer_after_failed_sentences_claims_nothing_about_the_text():
     assert pointer_lead(UNSUPPORTED_NOTE) != NOT_ANSWERED and "does not answer" not in pointer_lead(UNSUPPORTED_NOTE)
     assert pointer_lead(FAR_NOTE) == NOT_ANSWERED
