@@ -385,10 +385,7 @@ _THROUGH_VERBS = frozenset({"gone", "went", "worked", "been", "got", "read", "i'
                             "made", "make"})
 _SENTENCES = re.compile(r"[!?;]+|\.+(?=\s|$)|\n+")
 _PARTS = re.compile(r",|\s[-–—]\s|\s[–—]|[–—]\s|\(|\)|:\s|\bbut\b|\bthough\b|\balthough\b|(?=\bwhile\b)"
-                    r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would|got)\b)"
-                    # "I've read Raft and skipped X": a second verb of reading starts a part of its own
-                    r"|\band\b(?=\s+(?:skipped|finished|completed|studied|skimmed|started|began|jumped|read)\b)",
-                    re.IGNORECASE)
+                    r"|\band\b(?=\s+(?:i|i'm|i'd|i've|i'll|we|now|have|haven't|am|want|would|got)\b)", re.IGNORECASE)
 _AFTER = re.compile(r"\b(after|beyond|since|once)\b", re.IGNORECASE)
 _NARROWING = frozenset({"especially", "particularly", "mainly", "mostly", "including", "notably"})  # "..., especially A"
 _PERFECT = re.compile(r"\b(?:i've|ive|i have|we've|we have)\s+(?:\w+\s+)?been\b", re.IGNORECASE)  # "I've been reading"

@@ -137,11 +137,6 @@ def test_a_place_the_learner_decided_to_skip_is_not_read(reader):
     assert found == {"Raft: Understandable Consensus"}
 
 
-def test_a_second_verb_after_and_keeps_the_first_read(reader):
-    found = read_titles(reader, "I've read Raft and skipped Query Execution. What should I read next?")
-    assert found == {"Raft: Understandable Consensus"}
-
-
 def test_asking_whether_to_skip_is_a_question_not_a_history():
     assert split_clauses("Should I skip the compaction section?")[0].role == "want"
 
