@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,11 @@ def test_cli_path_shows_time_left_per_topic_and_tier(isolated_home: Path, capsys
     assert first["time_left"]["label"] == "nothing left"
     assert data["time_left"]["minutes"] == sum(
         r["time"]["minutes"] or 0 for g in data["groups"] for r in g["resources"] if r["state"] != READ)
+
+
+def test_the_apps_export_folder_is_removed_when_its_process_ends() -> None:
+    code = "from assistant.app.guide_tab import export_dir; print(export_dir())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    folder = Path(done.stdout.strip())
+    assert folder.name.startswith("gpuguide-exports-") and not folder.exists()

@@ -3,7 +3,9 @@ a stated interest, search over the guide, summaries and self-checks, and the exp
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -79,8 +81,11 @@ def search_view(guide: Guide, query: str, tier: str, topic: str, kind: str, unre
 
 
 def export_dir() -> Path:
-    """Where the export buttons write their files: the system temp dir, which Gradio serves from."""
+    """Where the export buttons write their files: the system temp dir, which Gradio serves from; removed when
+    the app's process ends, so runs do not leave one folder each behind."""
     out = Path(tempfile.gettempdir()) / f"gpuguide-exports-{os.getpid()}"
+    if not out.exists():
+        atexit.register(shutil.rmtree, out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     return out
 
