@@ -171,8 +171,7 @@ class Assistant:
         depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
         speed = self.speed.speed(self._speed_key(backend))
         question_tokens = estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
-        budget = cfg.evidence_tokens if backend == "extractive" else evidence_budget(cfg, speed, question_tokens)
-        evidence = self.selector.select(standalone, hits[:depth], cfg, budget)
+        evidence = self.selector.select(standalone, hits[:depth], cfg, self.evidence_budget(standalone, backend))
         if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
             note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
             answer = _with(self._pointer(query, standalone, hits, None, weak, backend), fallback=note)
@@ -192,6 +191,15 @@ class Assistant:
         yield AnswerEvent("sources", shell)
         lead = lead_budget(cfg, speed, question_tokens, time.perf_counter() - asked) if backend == "embedded" else None
         yield from self._generate(query, standalone, evidence, hits, backend, weak, lead)
+
+    def evidence_budget(self, standalone: str, backend: str) -> int:
+        """Evidence tokens for this question on this backend: what its measured prompt speed reads in the answer
+        target (assistant/speed.py); the configured budget for the extractive backend or before any measurement."""
+        cfg = self.settings.llm
+        if backend == "extractive":
+            return cfg.evidence_tokens
+        question_tokens = estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
+        return evidence_budget(cfg, self.speed.speed(self._speed_key(backend)), question_tokens)
 
     # --- steps -------------------------------------------------------------------------------
 

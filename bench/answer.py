@@ -15,8 +15,9 @@ Per set (the dev set, reported only; a seeded sample of the synthetic set, from 
   a sentence that says what a sentence of the passage the question was written from says (MiniLM cosine >=
   0.70, the key-point threshold of bench/answer_quality.py): the proxy for "the fact is stated";
   `planner_routed`: questions answered by the reading planner instead (a concept question never should be);
-* evidence (no LLM needed): `gold_in_evidence` (a gold resource among the numbered sources) and, for
-  synthetic questions, `source_in_evidence` (a sentence of the passage the question was written from).
+* evidence (no LLM needed, at the budget the embedded model gets from this machine's measured prompt speed):
+  `gold_in_evidence` (a gold resource among the numbered sources) and, for synthetic questions,
+  `source_in_evidence` (a sentence of the passage the question was written from).
 `extractive` is the no-LLM baseline's latency in the same run; `cli` (with --cli N) is the wall time of
 `gpuguide ask` as a user runs it, model load included. `machine` records the cores, the load average and
 whether the background question generator was running, since both inflate every latency here.
@@ -80,7 +81,9 @@ def p50_p95(values: list[float]) -> dict[str, float | None]:
 def evidence_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
     question = q["question"]
     hits = assistant.searcher.search(question, k=5)
-    evidence = assistant.selector.select(question, hits, assistant.settings.llm)
+    # the budget the embedded model gets on this machine (its measured prompt speed), as the answers below
+    evidence = assistant.selector.select(question, hits, assistant.settings.llm,
+                                         assistant.evidence_budget(question, "embedded"))
     chunk_ids = {sent.chunk_id for s in evidence.sources for sent in s.sentences}
     return {
         "gold_in_evidence": any(is_gold(_AsCitation(s.resource), q) for s in evidence.sources),
