@@ -51,7 +51,7 @@ BEGUN_WORDS = frozenset({"started", "began", "begun", "commenced", "jumped", "do
 FINISHED_WORDS = frozenset({"read", "finished", "completed", "done", "covered"})
 # wanting something next, or asking
 WANT_WORDS = frozenset({
-    "want", "wanna", "would", "love", "interested", "interest", "focus", "focused", "focusing", "next", "now",
+    "want", "wanna", "would", "love", "interested", "interest", "focus", "focused", "focusing", "next",
     "recommend", "recommendation", "suggest", "suggestion", "should", "learn", "learning", "go", "move", "dive",
     "deeper", "explore", "curious", "looking", "need", "keen", "aim", "goal", "stay", "staying", "stick",
     "sticking", "continue", "keep", "switch", "pivot", "branch", "what", "where", "which", "how", "anything",

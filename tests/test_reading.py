@@ -484,6 +484,12 @@ def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
     assert understood.read == [] and understood.focus_topics == ["Query Execution"]
 
 
+def test_now_after_the_last_item_of_a_list_is_no_wish(reader):
+    understood = reader.understand("I've been reading Raft, Calvin, and DIH now and it feels like I hit a wall. Next?")
+    assert [m.label for m in understood.reading_now] == [
+        "Raft: Understandable Consensus", "Calvin: Deterministic Transactions", "Database Internals Handbook (DIH)"]
+
+
 @pytest.mark.parametrize("text", [
     "I'm going to read Optimistic Lock Coupling. Is that a good start?",
     "What am I reading next, Optimistic Lock Coupling?",
