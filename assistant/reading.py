@@ -837,7 +837,10 @@ class Reader:
         project = re.search(r"\bworking on\b", text, re.IGNORECASE) is not None
         items = [m for m in found if m.group is None and (not project or all(
             self.index.spelled_out(content_terms(m.phrase), r.id) for r in m.resources))]
-        return items, [m for m in found if m.group is not None and _WHOLE.search(m.phrase)]
+        # "I've been reading the X tier" has spent its time there: the tier is planned past like a whole one
+        perfect = _PERFECT.search(text) is not None
+        return items, [m for m in found if m.group is not None and (
+            _WHOLE.search(m.phrase) or perfect and self.index.places_named(m.phrase))]
 
     def _begun_read(self, text: str) -> list[Mention]:
         """What a clause of beginning counts as read: "I jumped into DeepGEMM and the advanced material" reads

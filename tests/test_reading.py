@@ -484,6 +484,12 @@ def test_a_place_being_read_now_is_where_the_learner_is_interested(reader):
     assert understood.read == [] and understood.focus_topics == ["Query Execution"]
 
 
+def test_a_place_one_has_been_reading_is_planned_past(resources):
+    answer = NextReads(resources).answer("I've been reading the Consensus basics section. What should I read next?",
+                                         set(), k=3)
+    assert not {c.title for c in answer.citations} & {r.title for r in resources if r.section == "Consensus basics"}
+
+
 def test_now_after_the_last_item_of_a_list_is_no_wish(reader):
     understood = reader.understand("I've been reading Raft, Calvin, and DIH now and it feels like I hit a wall. Next?")
     assert [m.label for m in understood.reading_now] == [
