@@ -73,6 +73,10 @@ _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # the learner asking whether they skipped something ("Am I missing a prerequisite?"): the planner back-fills
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
 # "anything else about X": the learner asks past what they have, across the guide, by subject
+# the object a wish asks about: the words after "about", "on", "related to", … up to where the sentence goes on
+_ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relating to|covering)\s+"
+                          r"((?:(?!\b(?:outside|beyond|besides|other than|apart from|except|that|which|as|in the "
+                          r"guide|from the guide)\b)[^.?!,;])+)", re.IGNORECASE)
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
@@ -1194,6 +1198,10 @@ class Reader:
         if not covers and not any(w in SUBJECT_CUES for w in ws):
             return "", []
         text = _THE_LIST.sub(" ", want)
+        # "anything related to Training outside what I've read? Any resources to improve my understanding?": the
+        # subject is what follows "about / on / related to", when the wish has such an object at all
+        objects = " ".join(m.group(1) for m in _ASKED_ABOUT.finditer(text))
+        text = objects if self._known_terms(objects) else text
         said = self._known_terms(text)
         terms = [t for t in said if not self.index.generic(t)]
         been = {t for g in done_places for t in content_terms(f"{g.topic} {g.section or ''}")}

@@ -519,6 +519,12 @@ def test_asking_whether_the_guide_covers_a_subject_after_a_whole_topic_asks_abou
     assert [r.title for r in reader.resources if r.id == understood.subject_ranking[0]] == ["Engine JIT Reference"]
 
 
+def test_the_subject_is_what_the_wish_asks_about_not_why(reader):
+    understood = reader.understand("I have read the whole Storage Engines topic. Anything related to consensus outside "
+                                   "what I have read? Any other resources to help me improve my understanding?")
+    assert understood.subject == "consensus"
+
+
 def test_the_place_one_got_lost_in_after_a_read_is_begun_not_read(reader):
     text = "I read Optimistic Lock Coupling and got lost in the advanced material of Storage Engines. Did I skip something?"
     assert read_titles(reader, text) == {"Optimistic Lock Coupling"}
