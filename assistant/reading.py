@@ -619,6 +619,14 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def _quantifies(phrase: str, linked: Sequence[Resource]) -> bool:
+    """Does a quoted phrase speak of a set ("all", "every", "the whole", a tier) in words that none of the titles
+    it links to holds?"""
+    said = set(words(phrase))
+    cues = {"all", "every", "whole", "entire"} & said | ({"tier"} if said & {"tier", "tiers"} else set())
+    return bool(cues) and not any(cues <= set(words(r.title)) for r in linked)
+
+
 def split_clauses(text: str) -> list[Clause]:
     """Sentences, then comma/dash parts. A part with no verb of its own belongs to the read clause next
     to it (the titles listed after "I've read", or before "... are done"); words after "after" or
@@ -897,6 +905,8 @@ class Reader:
             link = self.linker.link_title(inner)
             if link is not None and link.group is not None:
                 continue  # a quoted topic or section name: whether all of it was read is the phrase rules' call
+            if link is not None and _quantifies(inner, link.resources):
+                continue  # "all tier 1 matrix multiplication tutorials" names a group, not "… Part 1"
             if link is not None:
                 quoted.insert(0, Mention(inner, link.resources, link.group))
                 by = _BY_NAMES.match(text[end:])

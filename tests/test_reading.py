@@ -180,6 +180,11 @@ def test_a_clause_with_its_own_subject_ends_the_name_before_it(reader):
     assert found == {"Optimistic Lock Coupling"}
 
 
+def test_a_quoted_group_is_the_group_not_the_title_its_words_touch(reader):
+    assert read_titles(reader, 'I\'ve read "every tier 2 deterministic transactions paper". Next?') == {
+        "Calvin: Deterministic Transactions", "Calvin-2: Faster Deterministic Transactions"}
+
+
 def test_the_read_thing_sits_between_the_cue_words(reader):
     assert read_titles(reader, "I've read Neumann's part 1 already. Next?") == {"Compiling Queries with LLVM, Part 1"}
 
