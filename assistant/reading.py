@@ -72,11 +72,11 @@ GROUP_WORDS = frozenset({
 _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # the learner asking whether they skipped something ("Am I missing a prerequisite?"): the planner back-fills
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
-# "anything else about X": the learner asks past what they have, across the guide, by subject
 # the object a wish asks about: the words after "about", "on", "related to", … up to where the sentence goes on
 _ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relating to|covering)\s+"
                           r"((?:(?!\b(?:outside|beyond|besides|other than|apart from|except|that|which|as|in the "
                           r"guide|from the guide)\b)[^.?!,;])+)", re.IGNORECASE)
+# "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
