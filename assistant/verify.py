@@ -114,8 +114,9 @@ def strip_control(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-# After a marker, the same sentence going on: a comma or semicolon, or a word in lower case.
-_GOES_ON = re.compile(r"[ \t]*(?:[,;][ \t]*)?[a-z(]")
+# After a marker, the same sentence going on: a comma or semicolon, or a word in lower case (also after a stray
+# full stop: "NVIDIA Hopper Architecture In-Depth [1]. states that …").
+_GOES_ON = re.compile(r"[ \t]*(?:[,;.][ \t]*)?[a-z(]")
 
 
 def split_claims(text: str) -> list[Claim]:
@@ -134,6 +135,8 @@ def split_claims(text: str) -> list[Claim]:
         cited = list(dict.fromkeys([*carried, *(int(n) for n in _NUMBER.findall(m.group(1)))]))
         if _GOES_ON.match(text, pos) and unit.strip(" .!?"):
             head, carried = unit, cited  # "The formula [2] gives ...": the sentence goes on
+            pos += len(text[pos:]) - len(text[pos:].lstrip(" \t."))  # without the stray full stop
+            head += "" if text[pos:pos + 1] in {",", ";"} else " "
             continue
         head, carried = "", []
         if pos < len(text) and text[pos] in ".!?":

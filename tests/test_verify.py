@@ -130,6 +130,12 @@ def test_a_marker_inside_a_sentence_moves_to_its_end():
     ]
 
 
+def test_a_stray_full_stop_after_a_marker_does_not_end_the_sentence():
+    claims = split_claims("The Hopper In-Depth post [1]. states that the engine is a library for Transformers [2].")
+    assert [(c.text, c.cited) for c in claims] == [
+        ("The Hopper In-Depth post states that the engine is a library for Transformers", [1, 2])]
+
+
 def test_control_tokens_never_reach_the_text():
     assert strip_control("It tiles [1].<|im_end|><|im_start|>assistant\n</s>") == "It tiles [1].assistant\n"
     assert [c.text for c in split_claims("It tiles SRAM blocks [1].<|im_end|>")] == ["It tiles SRAM blocks"]
