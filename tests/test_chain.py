@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
@@ -141,19 +142,22 @@ def test_prompt_injection_in_a_page_changes_neither_format_nor_citations(assista
     assert markers(answer.text) == {c.n for c in answer.citations}
 
 
-@pytest.fixture(scope="module")
-def card_only_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
-    """The fixture corpus plus a resource whose page could not be fetched: only its catalog card is indexed."""
+def with_a_card_only_resource(home: Path, **fields: str) -> Assistant:
+    """The fixture corpus plus one resource whose page could not be fetched: only its catalog card is indexed."""
     from ingest.cards import card_chunk
 
-    home = tmp_path_factory.mktemp("card-only-home")
     settings = make_settings(home)
     chunks, resources = load_corpus()
-    walled = replace(resources[0], id="walled-post", title="Register Pressure and Occupancy Notes",
-                     url="https://example.org/walled", note="Register pressure, spills and occupancy",
-                     position=len(resources))
-    build(settings, [*chunks, card_chunk(walled)], [*resources, walled])
+    extra = replace(resources[0], position=len(resources), **fields)
+    build(settings, [*chunks, card_chunk(extra)], [*resources, extra])
     return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+
+
+@pytest.fixture(scope="module")
+def card_only_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    return with_a_card_only_resource(
+        tmp_path_factory.mktemp("card-only-home"), id="walled-post", title="Register Pressure and Occupancy Notes",
+        url="https://example.org/walled", note="Register pressure, spills and occupancy")
 
 
 def test_when_the_best_match_has_no_page_text_the_answer_says_so_and_points_at_the_guides_resources(card_only_assistant):
@@ -166,17 +170,11 @@ def test_when_the_best_match_has_no_page_text_the_answer_says_so_and_points_at_t
 
 @pytest.fixture(scope="module")
 def card_first_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
-    """The fixture corpus plus a card-only resource named for the FlashAttention question, so its card ranks first."""
-    from ingest.cards import card_chunk
-
-    home = tmp_path_factory.mktemp("card-first-home")
-    settings = make_settings(home)
-    chunks, resources = load_corpus()
-    notes = replace(resources[0], id="attention-notes", title="Avoiding HBM Writes of the Attention Matrix",
-                    url="https://example.org/attention-notes", position=len(resources),
-                    note="How FlashAttention avoids writing the attention matrix to HBM")
-    build(settings, [*chunks, card_chunk(notes)], [*resources, notes])
-    return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+    """A card-only resource named for the FlashAttention question, so its card ranks first."""
+    return with_a_card_only_resource(
+        tmp_path_factory.mktemp("card-first-home"), id="attention-notes",
+        title="Avoiding HBM Writes of the Attention Matrix", url="https://example.org/attention-notes",
+        note="How FlashAttention avoids writing the attention matrix to HBM")
 
 
 def test_beside_a_card_only_best_match_a_passage_close_to_the_question_is_quoted(card_first_assistant):
