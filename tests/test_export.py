@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,15 @@ def test_the_apps_export_folder_is_removed_when_its_process_ends() -> None:
                           cwd=Path(__file__).resolve().parent.parent)
     folder = Path(done.stdout.strip())
     assert folder.name.startswith("gpuguide-exports-") and not folder.exists()
+
+
+def test_the_export_folder_of_an_app_killed_by_a_signal_is_removed_by_the_next_one(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    (tmp_path / f"gpuguide-exports-{dead}").mkdir()
+    (tmp_path / "gpuguide-exports-notapid").mkdir()
+    code = "from assistant.app.guide_tab import export_dir; export_dir()"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=Path(__file__).resolve().parent.parent)
+    assert not (tmp_path / f"gpuguide-exports-{dead}").exists()
+    assert (tmp_path / "gpuguide-exports-notapid").exists()

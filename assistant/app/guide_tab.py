@@ -80,14 +80,34 @@ def search_view(guide: Guide, query: str, tier: str, topic: str, kind: str, unre
                        read=guide.read_ids(), states=guide.states(), times=guide.times())
 
 
+EXPORTS_PREFIX = "gpuguide-exports-"
+
+
 def export_dir() -> Path:
     """Where the export buttons write their files: the system temp dir, which Gradio serves from; removed when
-    the app's process ends, so runs do not leave one folder each behind."""
-    out = Path(tempfile.gettempdir()) / f"gpuguide-exports-{os.getpid()}"
+    the app's process ends, and those of app processes that ended by a signal (no exit handlers ran) are removed
+    by the next one, so runs do not leave one folder each behind."""
+    out = Path(tempfile.gettempdir()) / f"{EXPORTS_PREFIX}{os.getpid()}"
     if not out.exists():
+        for stale in out.parent.glob(f"{EXPORTS_PREFIX}*"):
+            if stale != out and not _process_alive(stale.name.removeprefix(EXPORTS_PREFIX)):
+                shutil.rmtree(stale, ignore_errors=True)
         atexit.register(shutil.rmtree, out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def _process_alive(pid: str) -> bool:
+    """Is a process with this id running (or not ours to judge)? A name that is no id counts as alive."""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def exports(guide: Guide, out: Path | None = None) -> tuple[str, str]:
