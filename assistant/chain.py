@@ -169,8 +169,6 @@ class Assistant:
             return
         cfg = self.settings.llm
         depth = max(cfg.evidence_resources, min(query.k, MAX_EVIDENCE_RESOURCES))
-        speed = self.speed.speed(self._speed_key(backend))
-        question_tokens = estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
         evidence = self.selector.select(standalone, hits[:depth], cfg, self.evidence_budget(standalone, backend))
         if not evidence.sources or evidence.best_cosine < cfg.answer_min_cosine:
             note = FAR_NOTE if evidence.sources else NO_TEXT_NOTE
@@ -189,7 +187,11 @@ class Assistant:
         shell = Answer(text="", citations=sources, abstained=False, route="search", question=query.question,
                        standalone_question=standalone, backend=backend, weak=weak)
         yield AnswerEvent("sources", shell)
-        lead = lead_budget(cfg, speed, question_tokens, time.perf_counter() - asked) if backend == "embedded" else None
+        lead = None
+        if backend == "embedded":
+            question_tokens = estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
+            lead = lead_budget(cfg, self.speed.speed(self._speed_key(backend)), question_tokens,
+                               time.perf_counter() - asked)
         yield from self._generate(query, standalone, evidence, hits, backend, weak, lead)
 
     def evidence_budget(self, standalone: str, backend: str) -> int:

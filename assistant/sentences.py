@@ -95,15 +95,21 @@ def table_rows(text: str) -> set[str]:
     return {row for row in _table_lines(_FENCE.sub(" ", text).splitlines()).values() if row}
 
 
+def _split_at_ends(text: str) -> list[str]:
+    """One line of text cut where a sentence ends, except after an abbreviation ("e.g.", "et al.")."""
+    merged: list[str] = []
+    for part in _SENTENCE_END.split(text):
+        if merged and _ABBREV.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
+
+
 def prose_sentences(text: str) -> list[str]:
     """The sentences of plain prose with none of its words lost: a piece under 4 words that ends like a
     sentence ("Yes.") joins its neighbour; an unfinished last piece (text cut off mid-sentence) stays apart."""
-    pieces: list[str] = []
-    for part in _SENTENCE_END.split(re.sub(r"\s+", " ", text).strip()):
-        if pieces and _ABBREV.search(pieces[-1]):
-            pieces[-1] = f"{pieces[-1]} {part}"
-        else:
-            pieces.append(part)
+    pieces = _split_at_ends(re.sub(r"\s+", " ", text).strip())
     out: list[str] = []
     for i, piece in enumerate(pieces):
         unfinished = i == len(pieces) - 1 and not piece.rstrip().endswith((".", "!", "?"))
@@ -138,14 +144,7 @@ def sentences(text: str) -> list[str]:
         block = re.sub(r"\s+", " ", block).strip()
         if not block:
             continue
-        parts = _SENTENCE_END.split(block)
-        merged: list[str] = []
-        for part in parts:
-            if merged and _ABBREV.search(merged[-1]):
-                merged[-1] = f"{merged[-1]} {part}"
-            else:
-                merged.append(part)
-        out.extend(p.strip() for p in merged if len(p.split()) >= 4)
+        out.extend(p.strip() for p in _split_at_ends(block) if len(p.split()) >= 4)
     return out
 
 

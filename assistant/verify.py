@@ -147,11 +147,12 @@ def split_claims(text: str) -> list[Claim]:
             continue
         claims.extend(Claim(p, list(cited)) for p in _sentences_of(unit))
     rest = text[pos:].strip()
-    if head.strip(" .!?"):
-        # a sentence that ends after its last marker keeps it; one the token limit cut off stops at the marker
-        parts = _sentences_of(head + text[pos:]) if rest.endswith((".", "!", "?")) else [head.strip()]
-        claims.append(Claim(parts[0], carried))
-        rest = " ".join(parts[1:]) if rest.endswith((".", "!", "?")) else rest
+    if head.strip(" .!?") and rest.endswith((".", "!", "?")):  # the sentence ends after its last marker
+        first, *others = _sentences_of(head + text[pos:])
+        claims.append(Claim(first, carried))
+        rest = " ".join(others)
+    elif head.strip(" .!?"):  # the token limit cut it off: what the marker closed stands, the rest is cut off
+        claims.append(Claim(head.strip(), carried))
     claims.extend(Claim(p, []) for p in _sentences_of(rest))
     return claims
 
