@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from assistant.prompt import EvidenceBlock
-from assistant.sentences import plain_math, sentences, table_rows, terms
+from assistant.sentences import open_table_header, plain_math, sentences, starts_inside_table, table_rows, terms
 from core.records import Chunk, Resource
 from core.settings import LLMSettings
 from index.records import ResourceHit
@@ -232,8 +232,9 @@ class EvidenceSelector:
             seen: set[str] = set()
             position = 0
             for chunk in self._page_chunks(hit, neighbours):
-                rows = table_rows(chunk.text)
-                for i, sent in enumerate(sentences(chunk.text)):
+                text = self._with_table_header(chunk)
+                rows = table_rows(text)
+                for i, sent in enumerate(sentences(text)):
                     row = sent in rows
                     sent = plain_math(sent)
                     words = sent.split()
@@ -248,6 +249,16 @@ class EvidenceSelector:
                     found.append(EvidenceSentence(sent, rank, (chunk.start, i), 0.0, chunk.chunk_id, position, row))
                     position += 1
         return found
+
+    def _with_table_header(self, chunk: Chunk) -> str:
+        """The chunk's text, led by the header of the table it continues from the chunk before: without the
+        column names its rows say nothing (a question about a table's later rows found no evidence)."""
+        if not starts_inside_table(chunk.text):
+            return chunk.text
+        assert self._neighbours is not None and self._by_id is not None  # indexed by _page_chunks
+        before = self._neighbours.get(chunk.chunk_id, (None, None))[0]
+        header = open_table_header(self._by_id[before].text) if before in self._by_id else ""
+        return f"{header}\n{chunk.text}" if header else chunk.text
 
     # --- selection -----------------------------------------------------------------------------
 

@@ -90,6 +90,24 @@ def _table_lines(raw: list[str]) -> dict[int, str]:
     return out
 
 
+def open_table_header(text: str) -> str:
+    """The header row and rule of a table that runs to the end of `text` ("" when none does): the next chunk of
+    the page, cut inside that table, needs its column names for its rows to read as sentences."""
+    lines = [line.strip() for line in _FENCE.sub(" ", text).rstrip().splitlines()]
+    for i in range(len(lines) - 1, -1, -1):
+        if not lines[i].startswith("|"):
+            return ""
+        if i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]) and not _TABLE_RULE.match(lines[i]):
+            return f"{lines[i]}\n{lines[i + 1]}"
+    return ""
+
+
+def starts_inside_table(text: str) -> bool:
+    """A passage that opens with table rows but not with the table's header (its chunk was cut in a table)."""
+    lines = text.strip().splitlines()
+    return bool(lines) and lines[0].startswith("|") and not (len(lines) > 1 and _TABLE_RULE.match(lines[1].strip()))
+
+
 def table_rows(text: str) -> set[str]:
     """The sentences that `sentences` makes of the text's table rows: each row is an item of its own."""
     return {row for row in _table_lines(_FENCE.sub(" ", text).splitlines()).values() if row}

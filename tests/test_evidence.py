@@ -73,6 +73,20 @@ def test_a_sentence_with_simple_inline_tex_is_evidence_written_as_the_page_shows
     assert pool == ["Evaluation on four GPUs shows that the kernel achieves up to 1.1× speedup over the vendor library."]
 
 
+def test_rows_of_a_table_continued_from_the_chunk_before_read_under_that_tables_header():
+    res = load_corpus()[1][0]
+    first = ("Three ways a matmul kernel reuses data, from the simplest to the most involved one.\n\n"
+             "| Technique | What it does |\n|---|---|\n| Coalescing | Neighbouring threads read neighbouring addresses |\n")
+    second = ("| Tiling | Each block keeps a tile of both matrices in shared memory |\n"
+              "| Register blocking | Each thread computes many outputs from values held in registers |\n")
+    chunks = [Chunk(chunk_id=f"{res.id}:t:{i}", resource_id=res.id, url=res.url, heading_path=(), start=i * 100,
+                    end=i * 100 + len(t), text=t, context=res.title) for i, t in enumerate((first, second))]
+    selector = EvidenceSelector(SimpleNamespace(chunks=chunks))
+    pool = selector.candidates([ResourceHit(res, 1.0, [(chunks[1], 1.0)])], neighbours=False)
+    assert [c.text for c in pool] == ["Tiling: Each block keeps a tile of both matrices in shared memory.",
+                                      "Register blocking: Each thread computes many outputs from values held in registers."]
+
+
 def test_a_pick_that_refers_back_brings_the_sentence_before_it():
     pool = sentences("Warps read global memory in 32-byte sectors.", "This is why coalesced reads are fast.",
                      "Unrelated closing words about the blog.")
