@@ -121,7 +121,8 @@ class Assistant:
         self.profile = profile if profile is not None else Profile(settings.profile_file)
         self.retrieve = RunnableLambda(self._rewrite) | RunnableLambda(self._retrieve)
         self.selector = EvidenceSelector(searcher)
-        self.verifier = Verifier(searcher.embedder, settings.llm)
+        bm25 = getattr(searcher, "bm25", None)
+        self.verifier = Verifier(searcher.embedder, settings.llm, bm25.document_share if bm25 is not None else None)
         self.next_reads: NextReads = next_reads_for(settings, self.resources, getattr(searcher, "embedder", None))
         self.speed = PromptSpeed(settings.prompt_speed_file)
         self._vocabulary: Vocabulary | None = None

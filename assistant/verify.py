@@ -22,7 +22,7 @@ dangles ("An example of this is [2]."), when it announces what came next on its 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from core.settings import LLMSettings
 
 _CONTROL = re.compile(r"<\|[^|<>]{0,40}\|>|</?s>|\[/?INST\]|<</?SYS>>")
 _NUMBER = re.compile(r"\d{1,3}")
+_QUESTION_WORD = re.compile(r"[\w'’-]+")
 # General English for "the sources/evidence do not say": a refusal phrased as a sentence.
 _DECLINE = re.compile(
     r"\b(?:(?:source|evidence|passage|text|context|document)s?\b[^.]{0,60}?\b(?:does not|do not|doesn't|don't|"
@@ -103,6 +104,7 @@ MISBOUND = "gives {facts} to {name}; its passage says it of something else"
 MISCOUNTED = "counts something else with {facts} than its passage does"
 STRAY = "says something none of whose words its passage holds"
 STRAY_CLAUSE = "a clause none of whose words its passage holds"
+OFF_SUBJECT = "says it of {words} from the question; its passage does not mention {them}"
 # Neighbouring distinct sentences of the archive's pages reach this cosine 0.2 % of the time (4,000 pairs,
 # docs/answers.md), and those differ in a number ("FP16 ... FP32 Accumulate"): above it, a paraphrase.
 REPEAT_COSINE = 0.90
@@ -202,6 +204,30 @@ def without_clauses(text: str, clauses: list[str]) -> str:
     out = "".join(sep + piece for sep, piece in kept).strip().lstrip(",; ")
     end = text.rstrip()[-1:]
     return out.rstrip(",;") + end if end in ".!?" and not out.endswith(end) else out.rstrip(",;")
+
+
+def off_subject_words(text: str, question: str, have: set[str], share: Mapping[str, float], max_share: float,
+                      ordinary: set[str]) -> list[str]:
+    """The question's specific words (held by at most `max_share` of the index's chunks) that the sentence uses
+    and its passage (`have`: its stems, with the source's title) does not, when they show the sentence applies
+    the question's subject to a passage about something else ("To specify the architecture, set
+    LLVM_IR_ENABLE_DUMP=1"): one term English does not have (a name, an identifier) or two of any kind. A single
+    ordinary word ("impact", "option": `ordinary`, lower case) is often the question's own framing, which a
+    passage that answers it need not repeat."""
+    used = stems(text) & stems(question)
+    missing = sorted(w for w in used - have if share.get(w, 0.0) <= max_share)
+    plain = {stem for word in _QUESTION_WORD.findall(question) if word.lower() in ordinary for stem in terms(word)}
+    return missing if len(missing) >= 2 or set(missing) - plain else []
+
+
+def off_subject_reason(question: str, word_stems: list[str]) -> str:
+    """OFF_SUBJECT with the stems as the question wrote them ("lectur" → “lecture”)."""
+    surface: dict[str, str] = {}
+    for word in _QUESTION_WORD.findall(question):
+        for stem in terms(word):
+            surface.setdefault(stem, word)
+    words = list(dict.fromkeys(surface.get(w, w) for w in word_stems))
+    return OFF_SUBJECT.format(words=", ".join(f"“{w}”" for w in words), them="it" if len(words) == 1 else "them")
 
 
 def stems(text: str) -> set[str]:
@@ -441,9 +467,22 @@ def _repeats(claim: Claim, vec: np.ndarray, earlier: Claim, earlier_vec: np.ndar
 class Verifier:
     """Checks claims against one Evidence with the embedder that selected it."""
 
-    def __init__(self, embedder: Any, cfg: LLMSettings) -> None:
+    def __init__(self, embedder: Any, cfg: LLMSettings,
+                 word_share: Callable[[Iterable[str]], Mapping[str, float]] | None = None) -> None:
+        """`word_share`: each term's share of the index's chunks (index/bm25.py `document_share`); without it
+        the off-subject check is off."""
         self.embedder = embedder
         self.cfg = cfg
+        self.word_share = word_share
+        self._ordinary: set[str] | None = None
+
+    @property
+    def ordinary_words(self) -> set[str]:
+        """Ordinary English words (the embedder's whole-word vocabulary), read once."""
+        if self._ordinary is None:
+            words = getattr(self.embedder, "english_words", None)
+            self._ordinary = words() if words is not None else set()
+        return self._ordinary
 
     def check(self, text: str, evidence: Evidence) -> Verdict:
         claims = split_claims(text)
@@ -500,6 +539,8 @@ class Verifier:
         claim_vecs = self.embedder.embed_documents([c.text for c in claims])
         units, unit_vecs, unit_source = self._units(evidence)
         question_stems = stems(evidence.question)
+        max_share = self.cfg.verify_question_word_max_share
+        share = self.word_share(question_stems) if self.word_share is not None and max_share > 0 else None
         kept: list[Claim] = []
         dropped: list[Claim] = []
         for claim, vec in distinct(claims, claim_vecs):
@@ -530,12 +571,19 @@ class Verifier:
             order = hinted + sorted((n for n in supported if n not in hinted), key=lambda n: -scored[n][0])
             missing: list[str] = []
             misbound = ""
+            off_subject: list[str] = []
             chosen = None
             for n in order:
                 src = by_n[n]
                 also = f"{evidence.question} {src.resource.title}"
                 text = respelled(claim.text, f"{src.text} {also}")
                 gaps = missing_facts(text, src.text, also)
+                if share is not None and not gaps:
+                    elsewhere = off_subject_words(text, evidence.question, stems(f"{src.text} {src.resource.title}"),
+                                                  share, max_share, self.ordinary_words)
+                    if elsewhere:
+                        off_subject = off_subject or elsewhere
+                        continue
                 if not gaps:
                     name, unbound = unbound_numbers(text, src)
                     counts = miscounted(text, src)
@@ -557,7 +605,8 @@ class Verifier:
             best = chosen if chosen is not None else max(by_n, key=lambda n: scored[n][0])
             claim.cosine, claim.lexical = scored[best]
             if chosen is None:
-                claim.reason = BORROWED.format(facts=", ".join(missing)) if missing else misbound or UNSUPPORTED
+                claim.reason = (BORROWED.format(facts=", ".join(missing)) if missing else misbound or (
+                    off_subject_reason(evidence.question, off_subject) if off_subject else UNSUPPORTED))
                 dropped.append(claim)
                 continue
             claim.corrected = chosen not in claim.cited

@@ -152,6 +152,7 @@ def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
         "first_token_s": round(first, 2) if first is not None else None,
         "total_s": round(total, 2),
         "answer": final.text,
+        "draft": final.draft,  # the model's raw text: verification changes can be replayed on it
         "source_stated": source_stated(assistant, q, final.text),
         # the same answer without its quoted key passage (chain.KEY_PASSAGE_LEAD): the feature's A/B in one run
         "key_passage": KEY_PASSAGE_LEAD in final.text,

@@ -239,6 +239,7 @@ def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
     sources = {c.n: f"{c.title}\n{c.place}\n{c.passage}" for c in final.citations}
     return {
         "answer": final.text,
+        "draft": final.draft,  # the model's raw text: verification changes can be replayed on it
         "route": final.route,
         "fallback": final.fallback,
         "dropped": [d.text for d in final.dropped],

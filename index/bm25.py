@@ -9,7 +9,7 @@ earlier light suffix stripper and with no folding on the synthetic questions' he
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import bm25s
@@ -46,6 +46,17 @@ class BM25Index:
 
     def vocabulary(self) -> set[str]:
         return set(getattr(self.model, "vocab_dict", {}) or {})
+
+    def document_share(self, terms: Iterable[str]) -> dict[str, float]:
+        """The share of rows that hold each term (0.0 for one no row holds): how particular a word is to a few
+        pages of this corpus."""
+        vocab = getattr(self.model, "vocab_dict", {}) or {}
+        indptr = self.model.scores["indptr"] if self.n_docs else None
+        out = {}
+        for term in terms:
+            tid = vocab.get(term)
+            out[term] = 0.0 if tid is None or indptr is None else float(indptr[tid + 1] - indptr[tid]) / self.n_docs
+        return out
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row; zeros when no query term is in the vocabulary."""

@@ -14,6 +14,7 @@ from assistant.verify import (
     MISBOUND,
     MISCOUNTED,
     NO_SOURCE,
+    OFF_SUBJECT,
     POINTS_AHEAD,
     RESTATES,
     STRAY,
@@ -34,6 +35,7 @@ from assistant.verify import (
 )
 from core.settings import Settings
 from core.text import terms
+from index.bm25 import BM25Index
 from index.records import ResourceHit
 
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
@@ -216,6 +218,54 @@ def test_at_most_the_configured_number_of_sentences_is_kept(verifier, evidence):
     text = ("FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM. "
             "PagedAttention stores the key and value cache in fixed-size blocks.")
     assert len(verifier.attribute(text, evidence, max_sentences=1).kept) == 1
+
+
+# An index where "GPU" is on every page and "lecture" on one: what makes a question's word specific.
+PAGES = BM25Index.build([
+    "FlashAttention tiles attention on the GPU.", "PagedAttention manages the GPU cache.",
+    "Matmul kernels on the GPU.", "A GPU roofline.", "The lecture notes on CUDA streams and the GPU.",
+])
+
+
+def off_subject_verifier() -> Verifier:
+    settings = Settings()
+    settings.llm.verify_question_word_max_share = 0.3  # one page of five holds "lecture", every page "GPU"
+    return Verifier(embedder(settings), settings.llm, PAGES.document_share)
+
+
+def test_a_sentence_that_gives_the_questions_named_subject_a_passage_about_something_else_is_dropped(evidence):
+    asked = Evidence("How does ThunderKittens tile attention?", evidence.sources)
+    verdict = off_subject_verifier().attribute(
+        "ThunderKittens splits queries, keys and values into blocks that fit in on-chip SRAM [1].", asked)
+    assert verdict.kept == []
+    assert verdict.dropped[0].reason == OFF_SUBJECT.format(words="“ThunderKittens”", them="it")
+
+
+def test_two_ordinary_words_of_the_question_its_passage_lacks_drop_the_sentence(evidence):
+    asked = Evidence("What does the lecture teach about tiling?", evidence.sources)
+    verdict = off_subject_verifier().attribute(
+        "The lecture teaches that FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1].",
+        asked)
+    assert verdict.kept == []
+
+
+def test_one_ordinary_word_the_question_frames_itself_with_needs_no_passage(evidence):
+    asked = Evidence("What is the impact of tiling in FlashAttention?", evidence.sources)
+    verdict = off_subject_verifier().attribute(
+        "The impact is that FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1].",
+        asked)
+    assert len(verdict.kept) == 1
+
+
+def test_the_questions_common_words_need_no_passage(evidence):
+    asked = Evidence("How does FlashAttention tile attention on a GPU?", evidence.sources)
+    verdict = off_subject_verifier().attribute(
+        "On a GPU, FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1].", asked)
+    assert len(verdict.kept) == 1
+
+
+def test_a_terms_document_share_is_the_share_of_rows_holding_it():
+    assert PAGES.document_share(["gpu", "lectur", "zzz"]) == {"gpu": 1.0, "lectur": 0.2, "zzz": 0.0}
 
 
 def test_numbers_and_names_are_read_as_written():
