@@ -13,10 +13,12 @@ after generation to the source whose passages support it (post-hoc citation). Su
 both at least their thresholds (`llm.verify_min_cosine`, `llm.verify_min_lexical`), and, in `attribute`, every
 number, version and proper name of the sentence must occur in the passages it is attributed to (a name may
 also come from the question or the source's title, a number only from the passages): a figure borrowed from
-another page never passes. A sentence is dropped, with the reason, when no source supports it, when it says
-the sources do not cover the question (the model declining), when it only restates the question, when it
-dangles ("An example of this is [2]."), when it announces what came next on its page ("The formula below
-..."), or when the length limit cut it off; the reader sees what was taken out.
+another page never passes; nor may it give the question's specific words to a passage that never holds them
+(`off_subject_words`: the question's subject grafted onto a passage about something else). A sentence is
+dropped, with the reason, when no source supports it, when it says the sources do not cover the question (the
+model declining), when it only restates the question, when it dangles ("An example of this is [2]."), when it
+announces what came next on its page ("The formula below ..."), or when the length limit cut it off; the reader
+sees what was taken out.
 """
 
 from __future__ import annotations

@@ -326,9 +326,10 @@ class LLMSettings(BaseModel):
         "the calibration's negatives, claims from other resources, do not test)"
     )
     verify_question_word_max_share: float = Field(
-        0.05, ge=0, le=1, description="A word of the question that a generated sentence uses and at most this share "
-        "of the index's chunks hold must occur in the passage the sentence is attributed to (or its title): else the "
-        "sentence applies the question's subject to a passage about something else (0 turns the check off)",
+        0.05, ge=0, le=1, description="Words of the question that a generated sentence uses and at most this share "
+        "of the index's chunks hold must occur in the passage the sentence is attributed to (or its title); one such "
+        "term English does not have, or two words, missing there and the sentence applies the question's subject to "
+        "a passage about something else (tools/check_off_subject.py; 0 turns the check off)",
     )
     answer_min_cosine: float = Field(
         0.25, description="Below this cosine between the question and its closest evidence sentence the passages are "
