@@ -627,6 +627,21 @@ def _quantifies(phrase: str, linked: Sequence[Resource]) -> bool:
     return bool(cues) and not any(cues <= set(words(r.title)) for r in linked)
 
 
+_CONTRAST = frozenset({"but", "though", "although"})
+_SUBJECTS = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "we", "we're", "we've"})
+
+
+def _parts(sentence: str) -> list[tuple[str, bool]]:
+    """The sentence's comma/dash parts, each with whether a contrast ("but", "though") opened it."""
+    out: list[tuple[str, bool]] = []
+    start, contrast = 0, False
+    for m in _PARTS.finditer(sentence):
+        out.append((sentence[start:m.start()], contrast))
+        start, contrast = m.end(), m.group(0).lower() in _CONTRAST
+    out.append((sentence[start:], contrast))
+    return out
+
+
 def split_clauses(text: str) -> list[Clause]:
     """Sentences, then comma/dash parts. A part with no verb of its own belongs to the read clause next
     to it (the titles listed after "I've read", or before "... are done"); words after "after" or
@@ -636,12 +651,15 @@ def split_clauses(text: str) -> list[Clause]:
         if not sentence.strip():
             continue
         parts: list[list] = []  # [text, role or None]
-        for part in _PARTS.split(sentence):
+        for part, contrast in _parts(sentence):
             if not part or not part.strip():
                 continue
             pieces = _AFTER.split(part, maxsplit=1)
             if pieces[0].strip():
-                parts.append([pieces[0].strip(), _role(pieces[0], asks and not parts)])
+                role = _role(pieces[0], asks and not parts)
+                if role is None and contrast and words(pieces[0])[:1] and words(pieces[0])[0] in _SUBJECTS:
+                    role = "want"  # "I've read A, but I'm still wondering about B": a clause of its own, not a list
+                parts.append([pieces[0].strip(), role])
             if len(pieces) == 3 and content_terms(pieces[2]):
                 # "after PMPP if I want X": the object ends where a clause of its own starts
                 obj, *rest = _SUBORDINATE.split(pieces[2], maxsplit=1)

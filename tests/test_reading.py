@@ -572,3 +572,9 @@ def test_continuing_to_work_through_an_item_is_reading_it_now(reader):
 
 def test_wanting_to_continue_with_an_item_is_no_reading(reader):
     assert reader.understand("I want to continue with Raft. What next?").reading_now == []
+
+
+def test_a_clause_of_its_own_after_but_is_no_part_of_the_read_list(reader):
+    found = reader.understand("I've read Raft, but I'm still wondering about the Storage Engines topic. What next?")
+    assert {r.title for r in found.read} == {"Raft: Understandable Consensus"}
+    assert found.focus_topics == ["Storage Engines"]
