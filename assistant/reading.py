@@ -74,10 +74,10 @@ _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
 # the object a wish asks about: the words after "about", "on", "related to", … up to where the sentence goes on
 _ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relating to|covering)\s+"
-                          r"((?:(?!\b(?:outside|beyond|besides|other than|apart from|except|that|which|as|in the "
+                          r"((?:(?!\b(?:outside|beyond|besides|aside from|other than|apart from|except|that|which|as|in the "
                           r"guide|from the guide)\b)[^.?!,;])+)", re.IGNORECASE)
 # "anything else about X": the learner asks past what they have, across the guide, by subject
-SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "elsewhere"})
+SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "aside", "elsewhere"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
 _YES_NO_OPENERS = frozenset({"have", "has", "does", "do", "did", "is", "are"})

@@ -578,3 +578,10 @@ def test_a_clause_of_its_own_after_but_is_no_part_of_the_read_list(reader):
     found = reader.understand("I've read Raft, but I'm still wondering about the Storage Engines topic. What next?")
     assert {r.title for r in found.read} == {"Raft: Understandable Consensus"}
     assert found.focus_topics == ["Storage Engines"]
+
+
+def test_aside_from_what_was_read_points_back_at_the_reads_and_reads_nothing_new(reader, resources):
+    found = reader.understand("I've read the whole Storage Engines topic. Anything else in the guide, aside from what "
+                              "I've already read, that may be related to consensus?")
+    assert found.subject == "consensus"
+    assert {r.id for r in found.read} == {r.id for r in resources if r.topic == "Storage Engines"}
