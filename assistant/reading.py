@@ -664,8 +664,9 @@ def split_clauses(text: str) -> list[Clause]:
                 # "after PMPP if I want X": the object ends where a clause of its own starts
                 obj, *rest = _SUBORDINATE.split(pieces[2], maxsplit=1)
                 tail = words(obj)
-                # "after PMPP" names what was read; "after, for compilers" does not
-                parts.append([obj.strip(), "want" if not tail or tail[0] in _PREPOSITIONS else "read"])
+                # "after PMPP" names what was read; "after, for compilers" does not, nor "beyond what I read
+                # about PTX", which points back at the reads and asks about their subject
+                parts.append([obj.strip(), "want" if not tail or tail[0] in _PREPOSITIONS | {"what"} else "read"])
                 if rest and rest[-1].strip():
                     parts.append([rest[-1].strip(), _role(rest[-1]) or "want"])
         # "I've been reading about kernels, especially A, B and C": the intensifier narrows the reading, no wish

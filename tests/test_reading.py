@@ -585,3 +585,10 @@ def test_aside_from_what_was_read_points_back_at_the_reads_and_reads_nothing_new
                               "I've already read, that may be related to consensus?")
     assert found.subject == "consensus"
     assert {r.id for r in found.read} == {r.id for r in resources if r.topic == "Storage Engines"}
+
+
+def test_beyond_what_was_read_about_a_subject_asks_about_it_and_reads_nothing_new(reader, resources):
+    found = reader.understand("I've read the whole Storage Engines topic. Is there anything else in the guide beyond "
+                              "what I read about consensus?")
+    assert found.subject == "consensus"
+    assert {r.id for r in found.read} == {r.id for r in resources if r.topic == "Storage Engines"}
