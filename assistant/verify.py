@@ -232,9 +232,13 @@ def off_subject_reason(question: str, word_stems: list[str]) -> str:
     return OFF_SUBJECT.format(words=", ".join(f"“{w}”" for w in words), them="it" if len(words) == 1 else "them")
 
 
+_MARKDOWN_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")  # "fast\_p" as the page's markdown writes "fast_p"
+
+
 def stems(text: str) -> set[str]:
-    """Content words, stemmed, so inflections meet (pipelined / pipelining, scaled / scaling)."""
-    return set(terms(text))  # already stemmed by core/text.py
+    """Content words, stemmed, so inflections meet (pipelined / pipelining, scaled / scaling); a markdown escape
+    is read as the character it escapes, as the model writes it."""
+    return set(terms(_MARKDOWN_ESCAPE.sub(r"\1", text)))  # already stemmed by core/text.py
 
 
 def support_units(sentences: list[str]) -> list[str]:

@@ -249,6 +249,18 @@ def test_two_ordinary_words_of_the_question_its_passage_lacks_drop_the_sentence(
     assert verdict.kept == []
 
 
+def test_a_name_the_pages_markdown_escapes_is_the_name_the_model_writes():
+    resources = {r.id: r for r in load_corpus()[1]}
+    page = ("KernelBench introduces a new evaluation metric fast\\_p, which measures the share of generated kernels "
+            "that are correct and faster than a threshold.")
+    asked = Evidence("What does the fast_p metric measure?",
+                     [EvidenceSource(1, ResourceHit(resources["vllm"], 1.0), [EvidenceSentence(page, 0, (0, 0), 1.0)])])
+    verdict = off_subject_verifier().attribute(
+        "The fast_p metric measures the share of generated kernels that are correct and faster than a threshold [1].",
+        asked)
+    assert len(verdict.kept) == 1
+
+
 def test_one_ordinary_word_the_question_frames_itself_with_needs_no_passage(evidence):
     asked = Evidence("What is the impact of tiling in FlashAttention?", evidence.sources)
     verdict = off_subject_verifier().attribute(
