@@ -628,7 +628,7 @@ def _quantifies(phrase: str, linked: Sequence[Resource]) -> bool:
 
 
 _CONTRAST = frozenset({"but", "though", "although"})
-_SUBJECTS = frozenset({"i", "i'm", "im", "i've", "ive", "i'd", "we", "we're", "we've"})
+_SUBJECTS = LEARNER_WORDS - {"me", "my", "us", "our"} | {"we're"}  # the learner as a clause's subject
 
 
 def _parts(sentence: str) -> list[tuple[str, bool]]:
@@ -657,7 +657,8 @@ def split_clauses(text: str) -> list[Clause]:
             pieces = _AFTER.split(part, maxsplit=1)
             if pieces[0].strip():
                 role = _role(pieces[0], asks and not parts)
-                if role is None and contrast and words(pieces[0])[:1] and words(pieces[0])[0] in _SUBJECTS:
+                first = words(pieces[0])[:1]
+                if role is None and contrast and first and first[0] in _SUBJECTS:
                     role = "want"  # "I've read A, but I'm still wondering about B": a clause of its own, not a list
                 parts.append([pieces[0].strip(), role])
             if len(pieces) == 3 and content_terms(pieces[2]):

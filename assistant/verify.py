@@ -547,6 +547,7 @@ class Verifier:
         question_stems = stems(evidence.question)
         max_share = self.cfg.verify_question_word_max_share
         share = self.word_share(question_stems) if self.word_share is not None and max_share > 0 else None
+        source_stems = {s.n: stems(f"{s.text} {s.resource.title}") for s in evidence.sources} if share else {}
         kept: list[Claim] = []
         dropped: list[Claim] = []
         for claim, vec in distinct(claims, claim_vecs):
@@ -585,8 +586,8 @@ class Verifier:
                 text = respelled(claim.text, f"{src.text} {also}")
                 gaps = missing_facts(text, src.text, also)
                 if share is not None and not gaps:
-                    elsewhere = off_subject_words(text, evidence.question, stems(f"{src.text} {src.resource.title}"),
-                                                  share, max_share, self.ordinary_words)
+                    elsewhere = off_subject_words(text, evidence.question, source_stems[n], share, max_share,
+                                                  self.ordinary_words)
                     if elsewhere:
                         off_subject = off_subject or elsewhere
                         continue

@@ -20,6 +20,7 @@ from assistant.verify import (
     STRAY,
     STRAY_CLAUSE,
     UNSUPPORTED,
+    Verdict,
     Verifier,
     distinct,
     missing_facts,
@@ -227,52 +228,54 @@ PAGES = BM25Index.build([
 ])
 
 
-def off_subject_verifier() -> Verifier:
-    settings = Settings()
-    settings.llm.verify_question_word_max_share = 0.3  # one page of five holds "lecture", every page "GPU"
-    return Verifier(embedder(settings), settings.llm, PAGES.document_share)
+@pytest.fixture(scope="module")
+def off_subject(verifier: Verifier) -> Verifier:
+    """The module's verifier with the off-subject check over PAGES."""
+    cfg = verifier.cfg.model_copy(update={"verify_question_word_max_share": 0.3})  # "lecture": 1 page of 5
+    return Verifier(verifier.embedder, cfg, PAGES.document_share)
 
 
-def test_a_sentence_that_gives_the_questions_named_subject_a_passage_about_something_else_is_dropped(evidence):
-    asked = Evidence("How does ThunderKittens tile attention?", evidence.sources)
-    verdict = off_subject_verifier().attribute(
-        "ThunderKittens splits queries, keys and values into blocks that fit in on-chip SRAM [1].", asked)
+def answered(verifier: Verifier, question: str, sources: list[EvidenceSource], text: str) -> Verdict:
+    return verifier.attribute(text, Evidence(question, sources))
+
+
+TILES = "FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1]."
+
+
+def test_a_sentence_that_gives_the_questions_named_subject_a_passage_about_something_else_is_dropped(
+        off_subject, evidence):
+    verdict = answered(off_subject, "How does ThunderKittens tile attention?", evidence.sources,
+                       TILES.replace("FlashAttention", "ThunderKittens"))
     assert verdict.kept == []
     assert verdict.dropped[0].reason == OFF_SUBJECT.format(words="“ThunderKittens”", them="it")
 
 
-def test_two_ordinary_words_of_the_question_its_passage_lacks_drop_the_sentence(evidence):
-    asked = Evidence("What does the lecture teach about tiling?", evidence.sources)
-    verdict = off_subject_verifier().attribute(
-        "The lecture teaches that FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1].",
-        asked)
+def test_two_ordinary_words_of_the_question_its_passage_lacks_drop_the_sentence(off_subject, evidence):
+    verdict = answered(off_subject, "What does the lecture teach about tiling?", evidence.sources,
+                       f"The lecture teaches that {TILES}")
     assert verdict.kept == []
 
 
-def test_a_name_the_pages_markdown_escapes_is_the_name_the_model_writes():
+def test_a_name_the_pages_markdown_escapes_is_the_name_the_model_writes(off_subject):
     resources = {r.id: r for r in load_corpus()[1]}
     page = ("KernelBench introduces a new evaluation metric fast\\_p, which measures the share of generated kernels "
             "that are correct and faster than a threshold.")
-    asked = Evidence("What does the fast_p metric measure?",
-                     [EvidenceSource(1, ResourceHit(resources["vllm"], 1.0), [EvidenceSentence(page, 0, (0, 0), 1.0)])])
-    verdict = off_subject_verifier().attribute(
-        "The fast_p metric measures the share of generated kernels that are correct and faster than a threshold [1].",
-        asked)
+    sources = [EvidenceSource(1, ResourceHit(resources["vllm"], 1.0), [EvidenceSentence(page, 0, (0, 0), 1.0)])]
+    verdict = answered(off_subject, "What does the fast_p metric measure?", sources,
+                       "The fast_p metric measures the share of generated kernels that are correct and faster than a "
+                       "threshold [1].")
     assert len(verdict.kept) == 1
 
 
-def test_one_ordinary_word_the_question_frames_itself_with_needs_no_passage(evidence):
-    asked = Evidence("What is the impact of tiling in FlashAttention?", evidence.sources)
-    verdict = off_subject_verifier().attribute(
-        "The impact is that FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1].",
-        asked)
+def test_one_ordinary_word_the_question_frames_itself_with_needs_no_passage(off_subject, evidence):
+    verdict = answered(off_subject, "What is the impact of tiling in FlashAttention?", evidence.sources,
+                       f"The impact is that {TILES}")
     assert len(verdict.kept) == 1
 
 
-def test_the_questions_common_words_need_no_passage(evidence):
-    asked = Evidence("How does FlashAttention tile attention on a GPU?", evidence.sources)
-    verdict = off_subject_verifier().attribute(
-        "On a GPU, FlashAttention splits queries, keys and values into blocks that fit in on-chip SRAM [1].", asked)
+def test_the_questions_common_words_need_no_passage(off_subject, evidence):
+    verdict = answered(off_subject, "How does FlashAttention tile attention on a GPU?", evidence.sources,
+                       f"On a GPU, {TILES}")
     assert len(verdict.kept) == 1
 
 

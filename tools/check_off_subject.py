@@ -133,6 +133,8 @@ def main() -> None:
     parser.add_argument("--half", choices=["first", "second", "all"], default="all")
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     args = parser.parse_args()
+    if args.command == "score" and not args.rows.is_file():
+        parser.error(f"{args.rows}: no such rows file; write one with `generate --rows {args.rows}` first")
     if args.command == "generate":
         generate(args.n, args.rows, args.home, args.seed)
     else:
