@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import OSA
 
+from assistant.antecedents import resolved
 from assistant.evidence import Evidence, EvidenceSource, readable, refers_back, self_contained
 from assistant.sentences import MARKERS as _MARKERS
 from assistant.sentences import points_ahead
@@ -100,6 +101,7 @@ UNSUPPORTED = "not supported by the source it cites"
 CUT_OFF = "cut off at the length limit"
 RESTATES = "only restates the question"
 DANGLING = "points at a source instead of saying something"
+LEANS_ON_DROPPED = "refers back to the sentence before it, which was dropped"
 POINTS_AHEAD = "points at something the answer does not show (a figure, code or list that came after it on the page)"
 BORROWED = "names {facts} that its passage does not hold"
 MISBOUND = "gives {facts} to {name}; its passage says it of something else"
@@ -550,13 +552,21 @@ class Verifier:
         source_stems = {s.n: stems(f"{s.text} {s.resource.title}") for s in evidence.sources} if share else {}
         kept: list[Claim] = []
         dropped: list[Claim] = []
+        leaned_on: Claim | None = None  # the sentence before, when it was dropped
         for claim, vec in distinct(claims, claim_vecs):
+            stands = resolved(claim.text, leaned_on.text, evidence.question) if leaned_on else claim.text
+            if stands is not None and stands != claim.text:
+                claim.text = stands
+                vec = self.embedder.embed_documents([stands])[0]
+            leaned_on = claim  # until it is kept
             ended = bool(claim.cited) or claim.text.rstrip().endswith((".", "!", "?"))  # "... [1]." ended
             # "... by [3].": the marker was the object; the claim without the pointing words may stand
             repaired = without_pointer(claim.text) if claim.cited and dangles(claim.text) else ""
             reason = ""
             if _DECLINE.search(claim.text):
                 reason = DECLINED
+            elif stands is None:
+                reason = LEANS_ON_DROPPED
             elif claim is claims[-1] and not ended:
                 reason = CUT_OFF
             elif dangles(claim.text) and not repaired:
@@ -622,6 +632,7 @@ class Verifier:
             if max_sentences is not None and len(kept) >= max_sentences:
                 continue
             kept.append(claim)
+            leaned_on = None
         return Verdict(kept, dropped)
 
     def _units(self, evidence: Evidence) -> tuple[list[tuple[int, str, bool]], np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from assistant.verify import (
     CUT_OFF,
     DANGLING,
     DECLINED,
+    LEANS_ON_DROPPED,
     MISBOUND,
     MISCOUNTED,
     NO_SOURCE,
@@ -493,3 +494,24 @@ def test_no_key_passage_when_the_best_sentence_does_not_stand_alone(verifier, ev
     first = evidence.sources[0]
     only_it = EvidenceSource(1, first.hit, [EvidenceSentence(FLASH[1], 0, (0, 1), 1.0)])
     assert verifier.key_passage(Evidence(QUESTION, [only_it]), []) is None
+
+
+MADE_UP = "FlashAttention avoids HBM writes with a 4-bit codebook of 512 entries [1]."
+SPLITS = "queries, keys and values into blocks that fit in on-chip SRAM [1]."
+
+
+def test_a_sentence_leaning_on_a_dropped_one_names_the_subject_itself(verifier, evidence):
+    verdict = verifier.attribute(f"{MADE_UP} It splits {SPLITS}", evidence)
+    assert verdict.text == f"FlashAttention splits {SPLITS}"
+
+
+def test_a_sentence_leaning_on_a_kept_one_is_left_as_written(verifier, evidence):
+    verdict = verifier.attribute(f"FlashAttention computes exact attention without writing the attention matrix to "
+                                 f"HBM [1]. It splits {SPLITS}", evidence)
+    assert verdict.kept[1].text.startswith("It splits")
+
+
+def test_a_sentence_standing_for_a_dropped_claim_is_dropped_with_it(verifier, evidence):
+    verdict = verifier.attribute(f"{MADE_UP} This allows it to split {SPLITS}", evidence)
+    assert verdict.kept == []
+    assert verdict.dropped[1].reason == LEANS_ON_DROPPED
