@@ -41,7 +41,8 @@ def _verbish(word: str) -> bool:
     w = _bare(word)
     if w in _AUXILIARY:
         return True
-    return word[:1].islower() and w.isalpha() and (w.endswith("ed") or (w.endswith("s") and not w.endswith(("ss", "us", "is"))))
+    plural_or_third_person = w.endswith("s") and not w.endswith(("ss", "us", "is"))
+    return word[:1].islower() and w.isalpha() and (w.endswith("ed") or plural_or_third_person)
 
 
 def _content(phrase: str) -> set[str]:
@@ -61,7 +62,8 @@ def subject(antecedent: str, question: str) -> str:
     if verb is None:
         return ""
     phrase = " ".join(words[:verb])
-    if any(w[-1:] in ",;:()" for w in words[:verb]) or not _content(phrase) or not _content(phrase) <= _content(question):
+    named = _content(phrase)
+    if any(w[-1:] in ",;:()" for w in words[:verb]) or not named or not named <= _content(question):
         return ""
     return phrase
 

@@ -511,12 +511,13 @@ def _role(text: str, question: bool = False) -> str | None:
     bare = [w.removesuffix("'s") for w in ws]
     if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
         return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
-    negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare)
+    # "anything else about X besides what I've read?": what follows "else" refers back to the reads, and so does
+    # a negation there ("other sections not covered by what I've read")
+    past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
+    negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare[:past])
     # "I decided to skip X" says X was not read; "should I skip X?" asks
     negated = negated or not question and any(w in {"skip", "skipping"} for w in bare)
     done = progressive = lost = False
-    # "anything else about X besides what I've read?": what follows "else" refers back to the reads
-    past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
     first = _about_things(bare, question)
     for i, w in enumerate(bare[:past]):
         if i < first:

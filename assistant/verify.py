@@ -554,7 +554,9 @@ class Verifier:
         dropped: list[Claim] = []
         leaned_on: Claim | None = None  # the sentence before, when it was dropped
         for claim, vec in distinct(claims, claim_vecs):
-            stands = resolved(claim.text, leaned_on.text, evidence.question) if leaned_on else claim.text
+            stands = claim.text
+            if leaned_on is not None and self.cfg.verify_resolve_references:
+                stands = resolved(claim.text, leaned_on.text, evidence.question)
             if stands is not None and stands != claim.text:
                 claim.text = stands
                 vec = self.embedder.embed_documents([stands])[0]

@@ -331,6 +331,11 @@ class LLMSettings(BaseModel):
         "term English does not have, or two words, missing there and the sentence applies the question's subject to "
         "a passage about something else (tools/check_off_subject.py; 0 turns the check off)",
     )
+    verify_resolve_references: bool = Field(
+        True, description="A sentence that refers back to a dropped one names what it refers to in the question's "
+        "words (\"It exploits ...\" → \"FlashAttention-3 exploits ...\"), or is dropped with it (assistant/"
+        "antecedents.py; tools/check_off_subject.py score --toggle references)",
+    )
     answer_min_cosine: float = Field(
         0.25, description="Below this cosine between the question and its closest evidence sentence the passages are "
         "not about the question: no answer is written from them, the answer points at the guide's resources (below "

@@ -515,3 +515,9 @@ def test_a_sentence_standing_for_a_dropped_claim_is_dropped_with_it(verifier, ev
     verdict = verifier.attribute(f"{MADE_UP} This allows it to split {SPLITS}", evidence)
     assert verdict.kept == []
     assert verdict.dropped[1].reason == LEANS_ON_DROPPED
+
+
+def test_with_reference_resolution_off_a_leaning_sentence_is_left_as_written(verifier, evidence):
+    cfg = verifier.cfg.model_copy(update={"verify_resolve_references": False})
+    verdict = Verifier(verifier.embedder, cfg).attribute(f"{MADE_UP} It splits {SPLITS}", evidence)
+    assert verdict.text == f"It splits {SPLITS}"

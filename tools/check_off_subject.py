@@ -12,10 +12,11 @@ packaged model answers through the product's own prompt and evidence twice:
 The drafts and their evidence are kept (`--rows`), so `score` replays verification without the model: for each
 condition, answers with a kept sentence, kept sentences, and answers whose kept sentences state the source
 passage (a kept sentence at MiniLM cosine >= 0.70 to one of its sentences, bench/answer.py's proxy), with the
-check off and on. Rules are chosen on the first half of the rows and reported on the second (`--half`).
+check off and on (`--toggle references`: the check on, resolving references to dropped sentences off and on,
+assistant/antecedents.py). Rules are chosen on the first half of the rows and reported on the second (`--half`).
 
     .venv/bin/python tools/check_off_subject.py generate --n 60 --rows R.jsonl     # ~25 min on 2 cores
-    .venv/bin/python tools/check_off_subject.py score --rows R.jsonl [--half first|second|all]
+    .venv/bin/python tools/check_off_subject.py score --rows R.jsonl [--half first|second|all] [--toggle references]
 """
 
 from __future__ import annotations
@@ -82,10 +83,10 @@ def generate(n: int, rows_path: Path, home: Path, seed: int) -> None:
             print(f"{taken}/{n} {q['id']}", file=sys.stderr)
 
 
-def score(rows_path: Path, home: Path, half: str) -> dict[str, Any]:
+def score(rows_path: Path, home: Path, half: str, toggle: str) -> dict[str, Any]:
     from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource
     from assistant.sentences import sentences
-    from assistant.verify import Verifier
+    from assistant.verify import LEANS_ON_DROPPED, Verifier
     from index.records import ResourceHit
     from index.search import load_searcher
 
@@ -93,13 +94,19 @@ def score(rows_path: Path, home: Path, half: str) -> dict[str, Any]:
     searcher = load_searcher(settings)
     resources = {r.id: r for r in searcher.resources}
     chunks = {c.chunk_id: c for c in searcher.chunks}
-    verifiers = {"off": Verifier(searcher.embedder, settings.llm),
-                 "on": Verifier(searcher.embedder, settings.llm, searcher.bm25.document_share)}
+    if toggle == "off_subject":
+        verifiers = {"off": Verifier(searcher.embedder, settings.llm),
+                     "on": Verifier(searcher.embedder, settings.llm, searcher.bm25.document_share)}
+    else:  # the off-subject check on in both; resolving references to dropped sentences off, then on
+        verifiers = {check: Verifier(searcher.embedder,
+                                     settings.llm.model_copy(update={"verify_resolve_references": check == "on"}),
+                                     searcher.bm25.document_share) for check in ("off", "on")}
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()]
     middle = len(rows) // 2
     rows = rows[:middle] if half == "first" else rows[middle:] if half == "second" else rows
     totals: dict[str, dict[str, int]] = {}
     examples: list[dict[str, str]] = []
+    shown_reasons = {LEANS_ON_DROPPED} if toggle == "references" else set()
     for row in rows:
         source = chunks[row["source_chunk"]].text
         source_vecs = searcher.embedder.encode_uncached(sentences(source) or [source])
@@ -119,9 +126,10 @@ def score(rows_path: Path, home: Path, half: str) -> dict[str, Any]:
                     t["stated"] += bool((vecs @ source_vecs.T).max() >= STATED_COSINE)
                 if check == "on":
                     examples += [{"id": row["id"], "condition": condition, "sentence": c.text, "reason": c.reason}
-                                 for c in verdict.dropped if c.reason.startswith("says it of")]
-    return {"rows": rows_path.name, "half": half, "questions": len(rows),
-            "max_share": settings.llm.verify_question_word_max_share, "totals": totals, "dropped_off_subject": examples}
+                                 for c in verdict.dropped if (c.reason in shown_reasons if shown_reasons
+                                                               else c.reason.startswith("says it of"))]
+    return {"rows": rows_path.name, "half": half, "toggle": toggle, "questions": len(rows),
+            "max_share": settings.llm.verify_question_word_max_share, "totals": totals, f"dropped_{toggle}": examples}
 
 
 def main() -> None:
@@ -131,6 +139,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--half", choices=["first", "second", "all"], default="all")
+    parser.add_argument("--toggle", choices=["off_subject", "references"], default="off_subject",
+                        help="what `score` turns off then on: the off-subject check, or resolving references to "
+                        "dropped sentences (with the off-subject check on)")
     parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
     args = parser.parse_args()
     if args.command == "score" and not args.rows.is_file():
@@ -138,7 +149,7 @@ def main() -> None:
     if args.command == "generate":
         generate(args.n, args.rows, args.home, args.seed)
     else:
-        print(json.dumps(score(args.rows, args.home, args.half), indent=1))
+        print(json.dumps(score(args.rows, args.home, args.half, args.toggle), indent=1))
 
 
 if __name__ == "__main__":
