@@ -512,9 +512,11 @@ def _role(text: str, question: bool = False) -> str | None:
     if bare[:1] and bare[0] in _YES_NO_OPENERS and bare[1:2] == ["you"]:
         return "want"  # "Have you covered Hopper?", "Did you read X?": asks the assistant, says nothing read
     # "anything else about X besides what I've read?": what follows "else" refers back to the reads, and so does
-    # a negation there ("other sections not covered by what I've read")
+    # a negation there that names the learner ("other sections not covered by what I've read"; "other books that
+    # do not cover GPUs" says no such thing)
     past = next((i for i, w in enumerate(bare) if w in SUBJECT_CUES), len(bare))
-    negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare[:past])
+    negation_ends = past if any(w in LEARNER_WORDS for w in bare[past:]) else len(bare)
+    negated = any(w in NEGATION_WORDS or w.endswith("n't") for w in bare[:negation_ends])
     # "I decided to skip X" says X was not read; "should I skip X?" asks
     negated = negated or not question and any(w in {"skip", "skipping"} for w in bare)
     done = progressive = lost = False

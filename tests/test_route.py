@@ -211,3 +211,8 @@ def test_what_the_guide_says_about_a_thing_is_still_a_concept_question() -> None
 def test_asking_whether_to_explore_a_place_goes_to_the_planner(next_reads):
     assert next_reads.decide("I haven't explored Query Execution yet. Should I delve into the JIT material?"
                              ).route == "next"
+
+
+def test_a_negation_after_other_that_does_not_name_the_learner_still_negates(next_reads):
+    question = "Are there any other books on storage engines that do not specifically cover consensus?"
+    assert next_reads.decide(question).route == "search"
