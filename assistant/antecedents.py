@@ -6,8 +6,8 @@ alone, the second sentence either dangles ("It exploits asynchrony ...": what do
 dropped sentence's claim: "DPX instructions enable 128 operations per cycle by ..." (dropped: its passage is
 about something else) followed by "This is achieved through the use of warp schedulers" reads as the answer.
 So the reference is resolved where the dropped sentence names it in the question's own words (its subject for
-"It / They / Its / Their", the noun phrase for "These instructions"), "This is because X" becomes "X", and any
-other reference back is dropped with the sentence it leans on. The resolved sentence is then checked like any
+"It / They / Its / Their", the noun phrase for "These instructions"), "This is because X" becomes "X", a joining
+word goes ("Additionally, X" → "X"), and any other reference back is dropped with the sentence it leans on. The resolved sentence is then checked like any
 other, so a subject the passage does not mention is caught by the off-subject check.
 """
 
@@ -23,6 +23,10 @@ SUBJECT_PRONOUNS = frozenset({"it", "they"})
 POSSESSIVES = frozenset({"its", "their"})
 DEMONSTRATIVES = frozenset({"this", "these", "that", "those"})
 MAX_SUBJECT_WORDS = 6  # a subject longer than this is a clause, not a name for "it"
+# connectives that join a sentence to the one before ("Additionally, ...", "However, it ..."): general English
+_CONNECTIVE = re.compile(r"^(?:additionally|moreover|furthermore|however|also|similarly|likewise|therefore|thus|hence|"
+                         r"consequently|instead|finally|meanwhile|in addition|for example|for instance|as a result|"
+                         r"in contrast|in other words),\s+(?=\S)", re.IGNORECASE)
 _BECAUSE = re.compile(r"^(?:this|that) is (?:because|since)\s+(?=\S)", re.IGNORECASE)
 _AUXILIARY = frozenset({"is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "may",
                         "might", "must", "should", "does", "do", "did"})
@@ -92,6 +96,9 @@ def resolved(sentence: str, antecedent: str, question: str) -> str | None:
     """`sentence` standing on its own once its antecedent is gone: unchanged when it does not refer back, its
     reference replaced by what the antecedent names in the question's words, or None when it leans on the
     antecedent in a way that cannot be written out ("This allows ...", "These include ...")."""
+    if joined := _CONNECTIVE.match(sentence):  # "However, it ..." → "It ...", then as any other sentence
+        rest = sentence[joined.end():]
+        return resolved(rest[0].upper() + rest[1:], antecedent, question)
     words = sentence.split()
     if len(words) < 2:
         return sentence

@@ -51,3 +51,12 @@ def test_a_noun_the_dropped_sentence_never_named_leaves_nothing_to_stand_for():
 
 def test_a_sentence_that_does_not_refer_back_is_unchanged():
     assert resolved("Hopper adds TMA.", DROPPED, QUESTION) == "Hopper adds TMA."
+
+
+def test_a_joining_word_goes_with_the_sentence_it_joined():
+    assert resolved("Additionally, shared memory cuts global loads.", DROPPED, QUESTION) == "Shared memory cuts global loads."
+
+
+def test_a_joining_word_before_a_pronoun_goes_and_the_pronoun_is_resolved():
+    assert resolved("However, it overlaps softmax with matmul.", DROPPED, QUESTION) == (
+        "FlashAttention-3 overlaps softmax with matmul.")
