@@ -140,7 +140,7 @@ def split_claims(text: str) -> list[Claim]:
         pos = m.end()
         cited = list(dict.fromkeys([*carried, *(int(n) for n in _NUMBER.findall(m.group(1)))]))
         if _GOES_ON.match(text, pos) and unit.strip(" .!?"):
-            head, carried = unit, cited  # "The formula [2] gives ...": the sentence goes on
+            head, carried = _without_inner_pointer(unit), cited  # "The formula [2] gives ...": the sentence goes on
             pos += len(text[pos:]) - len(text[pos:].lstrip(" \t."))  # without the stray full stop
             head += "" if text[pos:pos + 1] in {",", ";"} else " "
             continue
@@ -153,14 +153,29 @@ def split_claims(text: str) -> list[Claim]:
             continue
         claims.extend(Claim(p, list(cited)) for p in _sentences_of(unit))
     rest = text[pos:].strip()
-    if head.strip(" .!?") and rest.endswith((".", "!", "?")):  # the sentence ends after its last marker
-        first, *others = _sentences_of(head + text[pos:])
-        claims.append(Claim(first, carried))
-        rest = " ".join(others)
-    elif head.strip(" .!?"):  # the token limit cut it off: what the marker closed stands, the rest is cut off
-        claims.append(Claim(head.strip(), carried))
+    if head.strip(" .!?"):  # the marker's sentence goes on after it: it ends in the text that follows
+        joined = _sentences_of(head + text[pos:])
+        through = min(len(_sentences_of(head)), len(joined))  # head's sentences, the marker's one completed
+        if through == len(joined) and not rest.endswith((".", "!", "?")):
+            # the token limit cut the marker's own sentence: what the marker closed stands, the rest is cut off
+            claims.extend(Claim(p, list(carried)) for p in _sentences_of(head))
+        else:
+            claims.extend(Claim(p, list(carried)) for p in joined[:through])
+            rest = " ".join(joined[through:])
     claims.extend(Claim(p, []) for p in _sentences_of(rest))
     return claims
+
+
+_INNER_POINTER = frozenset({"in", "from", "see", "by", "at", "via"})
+
+
+def _without_inner_pointer(head: str) -> str:
+    """A sentence going on after its marker without the word that pointed at it ("The formula in [2] provides"
+    → "The formula provides"), when something is left before it."""
+    words = head.rstrip().split()
+    if len(words) > 1 and words[-1].lower() in _INNER_POINTER:
+        return " ".join(words[:-1])
+    return head
 
 
 def _sentences_of(unit: str) -> list[str]:

@@ -134,6 +134,18 @@ def test_a_marker_inside_a_sentence_moves_to_its_end():
     ]
 
 
+def test_a_marker_inside_a_sentence_moves_to_its_end_when_no_marker_follows():
+    claims = split_claims("The formula [2] gives the size. Larger batches use more of the GPU. It can overfl")
+    assert [(c.text, c.cited) for c in claims] == [
+        ("The formula gives the size.", [2]), ("Larger batches use more of the GPU.", []), ("It can overfl", [])
+    ]
+
+
+def test_the_word_pointing_at_a_marker_inside_a_sentence_goes():
+    claims = split_claims("The formula in [2] provides the size of the KV cache [2].")
+    assert [(c.text, c.cited) for c in claims] == [("The formula provides the size of the KV cache", [2])]
+
+
 def test_a_stray_full_stop_after_a_marker_does_not_end_the_sentence():
     claims = split_claims("The Hopper In-Depth post [1]. states that the engine is a library for Transformers [2].")
     assert [(c.text, c.cited) for c in claims] == [
