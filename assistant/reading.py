@@ -78,6 +78,8 @@ _ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relati
                           r"guide|from the guide)\b)[^.?!,;])+)", re.IGNORECASE)
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "aside", "elsewhere"})
+# "additional information on X": asks past the reads only with such an object ("additional reading" alone is any)
+OBJECT_SUBJECT_CUES = frozenset({"additional"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
 _COVER_VERBS = frozenset({"cover", "covers", "covered", "include", "includes", "included", "explored"})
 _YES_NO_OPENERS = frozenset({"have", "has", "does", "do", "did", "is", "are"})
@@ -1228,12 +1230,14 @@ class Reader:
         ws = [w.removesuffix("'s") for w in words(want)]
         # "Have you covered Hopper in the guide?", "Does the guide cover X?": whether the guide has X at all
         covers = any(w in _COVER_VERBS for w in ws) and any(w in _YES_NO_OPENERS for w in ws)
-        if not covers and not any(w in SUBJECT_CUES for w in ws):
-            return "", []
         text = _THE_LIST.sub(" ", want)
         # "anything related to Training outside what I've read? Any resources to improve my understanding?": the
         # subject is what follows "about / on / related to", when the wish has such an object at all
         objects = " ".join(m.group(1) for m in _ASKED_ABOUT.finditer(text))
+        cued = any(w in SUBJECT_CUES for w in ws) or any(w in OBJECT_SUBJECT_CUES for w in ws) and self._known_terms(
+            objects)
+        if not covers and not cued:
+            return "", []
         text = objects if self._known_terms(objects) else text
         said = self._known_terms(text)
         terms = [t for t in said if not self.index.generic(t)]

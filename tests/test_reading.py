@@ -598,3 +598,15 @@ def test_a_negation_after_other_points_back_at_the_reads_and_still_asks(reader, 
     found = reader.understand("I've read the whole Storage Engines topic. Are there other sections in the guide not "
                               "covered by what I've already read about consensus?")
     assert found.subject == "consensus"
+
+
+def test_additional_information_on_a_subject_asks_about_it_across_the_guide(reader):
+    found = reader.understand("I've read the whole Storage Engines topic. Can you provide additional information on "
+                              "consensus?")
+    assert found.subject == "consensus"
+
+
+def test_additional_reading_without_an_object_asks_about_no_subject(reader):
+    found = reader.understand("I want to go deeper into the Storage Engines topic. Could you recommend any additional "
+                              "reading like the Raft paper?")
+    assert found.subject == ""
