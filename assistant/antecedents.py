@@ -110,7 +110,8 @@ def resolved(sentence: str, antecedent: str, question: str) -> str | None:
         name = name[0].upper() + name[1:]
         if first in POSSESSIVES:
             name += "'s"
-        return " ".join([name, *words[1:]])
+        rest = words[2:] if words[1].lower() == "also" else words[1:]  # "also" adds to what is gone
+        return " ".join([name, *rest])
     if first not in DEMONSTRATIVES:
         return sentence
     if because := _BECAUSE.match(sentence):

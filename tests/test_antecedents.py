@@ -60,3 +60,8 @@ def test_a_joining_word_goes_with_the_sentence_it_joined():
 def test_a_joining_word_before_a_pronoun_goes_and_the_pronoun_is_resolved():
     assert resolved("However, it overlaps softmax with matmul.", DROPPED, QUESTION) == (
         "FlashAttention-3 overlaps softmax with matmul.")
+
+
+def test_also_goes_with_the_sentence_it_added_to():
+    assert resolved("It also overlaps softmax with matmul.", DROPPED, QUESTION) == (
+        "FlashAttention-3 overlaps softmax with matmul.")
