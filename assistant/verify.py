@@ -235,8 +235,28 @@ def off_subject_words(text: str, question: str, have: set[str], share: Mapping[s
     passage that answers it need not repeat."""
     used = stems(text) & stems(question)
     missing = sorted(w for w in used - have if share.get(w, 0.0) <= max_share)
-    plain = {stem for word in _QUESTION_WORD.findall(question) if word.lower() in ordinary for stem in terms(word)}
+    plain = {stem for word in _QUESTION_WORD.findall(question) if is_ordinary(word, ordinary) for stem in terms(word)}
     return missing if len(missing) >= 2 or set(missing) - plain else []
+
+
+# English inflections a whole-word vocabulary often lacks ("busier", "batching", "wastes"): general morphology
+_INFLECTIONS = (("iest", "y"), ("ier", "y"), ("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("est", ""),
+                ("est", "e"), ("ed", ""), ("ed", "e"), ("er", ""), ("er", "e"), ("es", ""), ("s", ""))
+
+
+def is_ordinary(word: str, ordinary: set[str]) -> bool:
+    """A word of `ordinary` English (lower-cased), or an inflection of one ("busier" → "busy", "batching" →
+    "batch", "saturated" → "saturate"; a doubled final consonant too: "bigger" → "big")."""
+    word = word.lower()
+    if word in ordinary:
+        return True
+    for suffix, base in _INFLECTIONS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            root = word[: -len(suffix)]
+            doubled = not base and len(root) > 3 and root[-1] == root[-2]  # "bigger" → "big"
+            if root + base in ordinary or doubled and root[:-1] in ordinary:
+                return True
+    return False
 
 
 def off_subject_reason(question: str, word_stems: list[str]) -> str:

@@ -24,6 +24,7 @@ from assistant.verify import (
     Verdict,
     Verifier,
     distinct,
+    is_ordinary,
     missing_facts,
     names,
     numbers,
@@ -284,6 +285,18 @@ def test_one_ordinary_word_the_question_frames_itself_with_needs_no_passage(off_
     verdict = answered(off_subject, "What is the impact of tiling in FlashAttention?", evidence.sources,
                        f"The impact is that {TILES}")
     assert len(verdict.kept) == 1
+
+
+def test_an_inflected_ordinary_word_the_question_frames_itself_with_needs_no_passage(off_subject, evidence):
+    verdict = answered(off_subject, "Why does tiling keep FlashAttention busier?", evidence.sources,
+                       f"It is busier because {TILES}")
+    assert len(verdict.kept) == 1
+
+
+def test_an_inflection_of_an_ordinary_word_is_ordinary_and_a_name_is_not():
+    words = {"busy", "batch", "saturate", "big"}
+    assert all(is_ordinary(w, words) for w in ("busier", "batching", "saturated", "bigger"))
+    assert not is_ordinary("DPX", words)
 
 
 def test_the_questions_common_words_need_no_passage(off_subject, evidence):
