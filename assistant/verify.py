@@ -231,7 +231,7 @@ def off_subject_words(text: str, question: str, have: set[str], share: Mapping[s
     and its passage (`have`: its stems, with the source's title) does not, when they show the sentence applies
     the question's subject to a passage about something else ("To specify the architecture, set
     LLVM_IR_ENABLE_DUMP=1"): one term English does not have (a name, an identifier) or two of any kind. A single
-    ordinary word ("impact", "option": `ordinary`, lower case) is often the question's own framing, which a
+    ordinary word ("impact", "option", "busier": `is_ordinary`) is often the question's own framing, which a
     passage that answers it need not repeat."""
     used = stems(text) & stems(question)
     missing = sorted(w for w in used - have if share.get(w, 0.0) <= max_share)
