@@ -1234,8 +1234,8 @@ class Reader:
         # "anything related to Training outside what I've read? Any resources to improve my understanding?": the
         # subject is what follows "about / on / related to", when the wish has such an object at all
         objects = " ".join(m.group(1) for m in _ASKED_ABOUT.finditer(text))
-        cued = any(w in SUBJECT_CUES for w in ws) or any(w in OBJECT_SUBJECT_CUES for w in ws) and self._known_terms(
-            objects)
+        cued = any(w in SUBJECT_CUES for w in ws) or (
+            any(w in OBJECT_SUBJECT_CUES for w in ws) and bool(self._known_terms(objects)))
         if not covers and not cued:
             return "", []
         text = objects if self._known_terms(objects) else text

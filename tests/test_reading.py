@@ -594,7 +594,7 @@ def test_beyond_what_was_read_about_a_subject_asks_about_it_and_reads_nothing_ne
     assert {r.id for r in found.read} == {r.id for r in resources if r.topic == "Storage Engines"}
 
 
-def test_a_negation_after_other_points_back_at_the_reads_and_still_asks(reader, resources):
+def test_a_negation_after_other_points_back_at_the_reads_and_still_asks(reader):
     found = reader.understand("I've read the whole Storage Engines topic. Are there other sections in the guide not "
                               "covered by what I've already read about consensus?")
     assert found.subject == "consensus"
