@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.sentences import terms
+from assistant.sentences import AUXILIARIES, terms
 
 # General English: pronouns that stand for the previous sentence's subject, and determiners that point at a noun
 # it named ("These instructions").
@@ -28,8 +28,6 @@ _CONNECTIVE = re.compile(r"^(?:additionally|moreover|furthermore|however|also|si
                          r"consequently|instead|finally|meanwhile|in addition|for example|for instance|as a result|"
                          r"in contrast|in other words),\s+(?=\S)", re.IGNORECASE)
 _BECAUSE = re.compile(r"^(?:this|that) is (?:because|since)\s+(?=\S)", re.IGNORECASE)
-_AUXILIARY = frozenset({"is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "may",
-                        "might", "must", "should", "does", "do", "did"})
 
 # what opens a verb's object: the word before it is a verb, not a noun
 _OBJECT_OPENERS = frozenset({"a", "an", "the", "this", "these", "that", "those", "it", "them", "its", "their", "us",
@@ -43,7 +41,7 @@ def _bare(word: str) -> str:
 def _verbish(word: str) -> bool:
     """A finite verb, roughly: an auxiliary or a lower-case word ending like "uses" / "reduced"."""
     w = _bare(word)
-    if w in _AUXILIARY:
+    if w in AUXILIARIES:
         return True
     plural_or_third_person = w.endswith("s") and not w.endswith(("ss", "us", "is"))
     return word[:1].islower() and w.isalpha() and (w.endswith("ed") or plural_or_third_person)
@@ -60,7 +58,7 @@ def subject(antecedent: str, question: str) -> str:
     → "FlashAttention-3"). "" when there is none."""
     words = antecedent.split()
     opening = [_bare(w) for w in words[:MAX_SUBJECT_WORDS + 1]]
-    verb = next((i for i, w in enumerate(opening) if i and w in _AUXILIARY), None)
+    verb = next((i for i, w in enumerate(opening) if i and w in AUXILIARIES), None)
     if verb is None:
         verb = next((i for i, w in enumerate(words[:MAX_SUBJECT_WORDS + 1]) if i and _verbish(w)), None)
     if verb is None:
@@ -117,7 +115,7 @@ def resolved(sentence: str, antecedent: str, question: str) -> str | None:
     if because := _BECAUSE.match(sentence):
         rest = sentence[because.end():]
         return rest[0].upper() + rest[1:]
-    phrase = noun_phrase(words[1], antecedent) if _bare(words[1]) not in _AUXILIARY else ""
+    phrase = noun_phrase(words[1], antecedent) if _bare(words[1]) not in AUXILIARIES else ""
     if not phrase:
         return None  # "This allows ...", "These include ...": the whole dropped claim is what it stands for
     return " ".join(["The", phrase, *words[2:]])

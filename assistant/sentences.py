@@ -44,6 +44,11 @@ def plain_math(text: str) -> str:
     return _INLINE_MATH.sub(plain, text) if "$" in text else text
 
 
+# English auxiliaries: a finite verb, where a sentence's subject ends
+AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "can", "could", "will", "would",
+                         "may", "might", "must", "should", "does", "do", "did"})
+
+
 def terms(text: str) -> list[str]:
     """The terms of `text` in order (core/text.py's tokenizer)."""
     return tokenize(text)

@@ -34,7 +34,7 @@ from rapidfuzz.distance import OSA
 from assistant.antecedents import resolved
 from assistant.evidence import Evidence, EvidenceSource, readable, refers_back, self_contained
 from assistant.sentences import MARKERS as _MARKERS
-from assistant.sentences import points_ahead
+from assistant.sentences import AUXILIARIES, points_ahead
 from assistant.sentences import prose_sentences
 from assistant.sentences import sentences as split_sentences
 from assistant.sentences import terms
@@ -469,8 +469,7 @@ _POINTING_TAIL = frozenset({"by", "in", "from", "at", "to", "of", "with", "via",
 MIN_CLAIM_WORDS = 6  # what is left once the pointing words go must still say something on its own
 # a finite verb, roughly: an auxiliary, or a word after the first ending like "reduces" / "reduced" (a plural noun
 # passes too); "An illustration of memory wastage ... management" has none and is no claim
-_AUXILIARY = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|can|could|will|would|may|might|must|should|"
-                        r"does|do|did)\b", re.IGNORECASE)
+_AUXILIARY = re.compile(r"\b(?:" + "|".join(sorted(AUXILIARIES)) + r")\b", re.IGNORECASE)
 
 
 def without_pointer(claim: str) -> str:
