@@ -68,7 +68,8 @@ __all__ = ["Answer", "AnswerEvent", "Assistant", "Query", "card_sentence", "is_n
 @dataclass
 class AnswerEvent:
     """Streamed to a UI: `sources` (the citations; with an LLM backend the text is still empty), then the
-    draft's `token`s, then the `final` verified answer."""
+    draft's `token`s, then the `final` verified answer. `redraft`: the draft so far failed the check and a
+    second one starts (a UI clears the draft shown)."""
 
     kind: str
     answer: Answer | None = None
@@ -83,6 +84,13 @@ class DraftTiming:
     lead_budget: int | None
     read_tokens: int
     pause_s: float = 0.0
+
+
+@dataclass
+class _Draft:
+    """The text of one draft as it streams (a generator's events are the tokens; this keeps their sum)."""
+
+    text: str = ""
 
 
 @dataclass
@@ -304,28 +312,33 @@ class Assistant:
         lead_budget: int | None = None,
     ) -> Iterator[AnswerEvent]:
         """The model's draft as tokens, then one final answer over the sources already shown: same numbers,
-        none removed (uncited ones are marked); the pointer answer when no generated sentence holds."""
-        text = ""
-        started = time.perf_counter()
-        first: float | None = None
-        timing = DraftTiming(lead_budget, evidence.tokens)
+        none removed (uncited ones are marked). When no sentence of the draft holds, a second draft from the
+        most relevant passages alone (`llm.redraft_tokens`), announced by a `redraft` event; the pointer answer
+        when that fails too."""
+        draft = _Draft()
         try:
-            for piece in self._model_stream(backend, evidence, standalone, timing):
-                if first is None:
-                    first = time.perf_counter() - started
-                text += piece
-                yield AnswerEvent("token", token=strip_control(piece))
+            yield from self._draft(backend, evidence, standalone, DraftTiming(lead_budget, evidence.tokens), draft)
         except Exception as exc:  # any backend failure falls back to the quoted evidence
             log.warning("LLM backend %s failed: %s", backend, exc)
             shown = self._shown(query, standalone, evidence, extractive_answer(evidence), "extractive", weak, {})
             yield AnswerEvent("final", _with(shown, fallback=f"{backend} failed: {str(exc).splitlines()[0][:200]}"))
             return
-        if first is not None:
-            prompt_tokens = timing.read_tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
-            writing = time.perf_counter() - started - first - timing.pause_s
-            self.speed.observe(self._speed_key(backend), prompt_tokens, first, estimate_tokens(text), writing)
-        verdict: Verdict = self.verifier.attribute(text, evidence, self.settings.llm.answer_sentences)
+        verdict: Verdict = self.verifier.attribute(draft.text, evidence, self.settings.llm.answer_sentences)
         dropped = [Dropped(c.render(), c.reason) for c in verdict.dropped]
+        redraft = ""
+        if not verdict.kept and not verdict.declined and self.settings.llm.redraft_tokens:
+            narrow = evidence.narrowed(self.settings.llm.redraft_tokens)
+            if narrow.tokens < evidence.tokens:
+                second = _Draft()
+                yield AnswerEvent("redraft")
+                try:
+                    yield from self._draft(backend, narrow, standalone, DraftTiming(None, narrow.tokens), second)
+                except Exception as exc:  # the first draft's outcome stands
+                    log.warning("LLM backend %s failed on the second draft: %s", backend, exc)
+                redraft = strip_control(second.text)
+                if second.text:
+                    verdict = self.verifier.attribute(second.text, narrow, self.settings.llm.answer_sentences)
+                    dropped += [Dropped(c.render(), c.reason) for c in verdict.dropped]
         if verdict.kept:
             quotes: dict[int, str] = {}
             for claim in sorted(verdict.kept, key=lambda c: -c.cosine):
@@ -336,11 +349,28 @@ class Assistant:
                 shown_text += f" {KEY_PASSAGE_LEAD} {quote(sentence, n)}"
                 quotes.setdefault(n, sentence)
             answer = self._shown(query, standalone, evidence, shown_text, backend, weak, quotes)
-            yield AnswerEvent("final", _with(answer, dropped=dropped, draft=strip_control(text)))
+            yield AnswerEvent("final", _with(answer, dropped=dropped, draft=strip_control(draft.text), redraft=redraft))
             return
         note = DECLINED_NOTE if verdict.declined else UNSUPPORTED_NOTE
         pointer = self._pointer(query, standalone, hits, evidence, weak, backend, pointer_lead(note))
-        yield AnswerEvent("final", _with(pointer, fallback=note, dropped=dropped, draft=strip_control(text)))
+        yield AnswerEvent("final", _with(pointer, fallback=note, dropped=dropped, draft=strip_control(draft.text),
+                                         redraft=redraft))
+
+    def _draft(self, backend: str, evidence: Evidence, standalone: str, timing: DraftTiming,
+               draft: _Draft) -> Iterator[AnswerEvent]:
+        """One draft's tokens as events, its text gathered in `draft`; its reading and writing speeds are
+        remembered for the next evidence budget."""
+        started = time.perf_counter()
+        first: float | None = None
+        for piece in self._model_stream(backend, evidence, standalone, timing):
+            if first is None:
+                first = time.perf_counter() - started
+            draft.text += piece
+            yield AnswerEvent("token", token=strip_control(piece))
+        if first is not None:
+            prompt_tokens = timing.read_tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
+            writing = time.perf_counter() - started - first - timing.pause_s
+            self.speed.observe(self._speed_key(backend), prompt_tokens, first, estimate_tokens(draft.text), writing)
 
     def _shown(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool,
                quotes: dict[int, str]) -> Answer:

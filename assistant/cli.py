@@ -301,6 +301,9 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     for event in guide.stream(query):
         if event.kind == "sources" and event.answer is not None and settings.llm.backend != "extractive" and not event.answer.abstained and event.answer.route == "search":
             print("sources: " + "; ".join(f"[{c.n}] {c.title}" for c in event.answer.citations), flush=True)
+        elif event.kind == "redraft":
+            print("\nsecond draft, from the closest passages (no sentence of the first held up): ", end="",
+                  file=sys.stderr, flush=True)
         elif event.kind == "token":
             # The unchecked draft goes to stderr as it streams; stdout gets only the verified answer.
             print(("draft: " if not streamed else "") + event.token, end="", file=sys.stderr, flush=True)

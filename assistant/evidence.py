@@ -130,6 +130,26 @@ class Evidence:
                     spent += cost
         return _blocks_of(taken)
 
+    def narrowed(self, budget: int) -> Evidence:
+        """The most relevant passages alone, whole, within `budget` tokens (at least the best one), each source
+        keeping its number: what a second draft reads when every sentence of the first failed the check. A
+        1.5B model given 700 tokens often joins a figure of one passage to a name of another ("FlashAttention-2
+        reaches 25-40%", the first version's figure); given the closest passages alone it copies them closer."""
+        runs = [(src, run) for src in self.sources for run in src._page_runs()]
+        runs.sort(key=lambda p: -max(s.relevance for s in p[1]))  # the best passage first: always kept
+        kept: dict[int, list[EvidenceSentence]] = defaultdict(list)
+        spent = 0
+        for src, run in runs:
+            cost = estimate_tokens(" ".join(s.text for s in run))
+            cost += 0 if src.n in kept else estimate_tokens(src.resource.title) + 2
+            if kept and spent + cost > budget:
+                continue
+            kept[src.n].extend(run)
+            spent += cost
+        sources = [EvidenceSource(src.n, src.hit, sorted(kept[src.n], key=lambda s: s.position))
+                   for src in self.sources if src.n in kept]
+        return Evidence(self.question, sources, spent, self.candidates, self.best_cosine)
+
     def source(self, n: int) -> EvidenceSource | None:
         return next((s for s in self.sources if s.n == n), None)
 

@@ -68,5 +68,6 @@ class Answer:
     weak: bool = False  # retrieval found only a weak match: the answer is shown with a note saying so
     dropped: list[Dropped] = field(default_factory=list)  # generated sentences verification removed
     draft: str = ""  # the model's raw text, when it was generated (kept for inspection, never rendered as the answer)
+    redraft: str = ""  # the second draft's raw text, when the first held nothing (chain.py `llm.redraft_tokens`)
     read_ids: list[str] = field(default_factory=list)  # `next`: resources the question says were read, not yet in the profile
     focus_topics: list[str] = field(default_factory=list)  # `next`: the topics the question asks about

@@ -142,10 +142,11 @@ def render_answer(answer: Answer, pending: str = "") -> str:
                   text=text_with_links(answer.text, answer.citations))
 
 
-def render_streaming(sources: Answer, draft: str, backend: str) -> str:
+def render_streaming(sources: Answer, draft: str, backend: str, second: bool = False) -> str:
     """While tokens stream: the draft grows above the sources as plain text (its [n] are not checked yet);
-    the verified answer takes its place when it is done."""
-    return render("streaming.html", answer=sources, draft=draft, backend=backend)
+    the verified answer takes its place when it is done. `second`: the first draft held nothing and this one
+    is written from the closest passages alone."""
+    return render("streaming.html", answer=sources, draft=draft, backend=backend, second=second)
 
 
 def render_user(question: str) -> str:

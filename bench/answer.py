@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_HOME, QUESTIONS, ROOT, peak_rss_mb, percentiles, real_corpus_settings
+from common import DEFAULT_HOME, QUESTIONS, ROOT, no_redraft, peak_rss_mb, percentiles, real_corpus_settings
 
 from core.files import atomic_write_text
 
@@ -120,21 +120,37 @@ def source_stated(assistant: Any, q: dict[str, Any], text: str) -> bool | None:
     return bool(sims.max() >= STATED_COSINE)
 
 
-def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
-    from assistant.chain import KEY_PASSAGE_LEAD, Query
-    from assistant.verify import split_claims
+def streamed(assistant: Any, question: str) -> tuple[Any, float | None, float]:
+    """The final answer, the first token's time and the whole answer's time."""
+    from assistant.chain import Query
 
     started = time.perf_counter()
     first = None
     final = None
-    for event in assistant.stream(Query(q["question"], backend="embedded")):
+    for event in assistant.stream(Query(question, backend="embedded")):
         if event.kind == "token" and first is None:
             first = time.perf_counter() - started
         elif event.kind == "final":
             final = event.answer
-    total = time.perf_counter() - started
     assert final is not None
-    shown = final.route == "search" and final.backend == "embedded" and not final.fallback
+    return final, first, time.perf_counter() - started
+
+
+def is_shown(final: Any) -> bool:
+    """The model's own answer is shown (not the pointer answer, not a fallback)."""
+    return final.route == "search" and final.backend == "embedded" and not final.fallback
+
+
+def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
+    from assistant.chain import KEY_PASSAGE_LEAD
+    from assistant.verify import split_claims
+
+    final, first, total = streamed(assistant, q["question"])
+    shown = is_shown(final)
+    alone = final  # without the second draft: its A/B in the same run (asked again only when one was written)
+    if final.redraft:
+        with no_redraft(assistant.settings):
+            alone = streamed(assistant, q["question"])[0]
     kept = len(split_claims(final.text)) if shown else 0
     return {
         "id": q.get("id"),
@@ -153,6 +169,9 @@ def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
         "total_s": round(total, 2),
         "answer": final.text,
         "draft": final.draft,  # the model's raw text: verification changes can be replayed on it
+        "redraft": final.redraft,
+        "llm_shown_without_redraft": is_shown(alone),
+        "source_stated_without_redraft": source_stated(assistant, q, alone.text) if alone is not final else None,
         "source_stated": source_stated(assistant, q, final.text),
         # the same answer without its quoted key passage (chain.KEY_PASSAGE_LEAD): the feature's A/B in one run
         "key_passage": KEY_PASSAGE_LEAD in final.text,
@@ -166,8 +185,11 @@ def _stated(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not known:
         return {}
     without = [r.get("source_stated_without_key") for r in rows if r["source_stated"] is not None]
+    without_redraft = [r["source_stated"] if r.get("source_stated_without_redraft") is None
+                       else r["source_stated_without_redraft"] for r in rows if r["source_stated"] is not None]
     return {"source_stated": round(sum(known) / len(known), 3), "source_stated_count": f"{sum(known)}/{len(known)}",
             "source_stated_without_key_count": f"{sum(bool(w) for w in without)}/{len(known)}",
+            "source_stated_without_redraft_count": f"{sum(bool(w) for w in without_redraft)}/{len(known)}",
             "key_passages": sum(r.get("key_passage", False) for r in rows)}
 
 
@@ -186,6 +208,8 @@ def summarise(rows: list[dict[str, Any]], ev_rows: list[dict[str, Any]]) -> dict
         out |= {
             "llm_shown": round(sum(r["llm_shown"] for r in rows) / n, 3),
             "llm_shown_count": f"{sum(r['llm_shown'] for r in rows)}/{n}",
+            "redrafts": sum(bool(r.get("redraft")) for r in rows),
+            "llm_shown_without_redraft_count": f"{sum(r.get('llm_shown_without_redraft', r['llm_shown']) for r in rows)}/{n}",
             **_stated(rows),
             "gold_cited": round(sum(r["gold_cited"] for r in rows) / n, 3),
             "gold_cited_count": f"{sum(r['gold_cited'] for r in rows)}/{n}",
@@ -288,7 +312,7 @@ def main() -> None:
     report: dict[str, Any] = {"machine_start": machine(), "settings": settings.llm.model_dump(
         include={"threads", "max_tokens", "answer_sentences", "evidence_resources", "evidence_tokens",
                  "evidence_max_sentences", "evidence_lexical_weight", "evidence_rank_weight", "evidence_mmr_lambda",
-                 "evidence_relevance_span", "verify_min_cosine", "verify_min_lexical"})}
+                 "evidence_relevance_span", "verify_min_cosine", "verify_min_lexical", "redraft_tokens"})}
     sets = question_sets(args.sets, args.sample, args.seed, args.fold, args.passages_only)
 
     # Baseline in the same run: the extractive answer (no LLM), warm.

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_HOME, ROOT, peak_rss_mb, real_corpus_settings, write_report
+from common import DEFAULT_HOME, ROOT, no_redraft, peak_rss_mb, real_corpus_settings, write_report
 from assistant.chain import KEY_PASSAGE_LEAD
 from assistant.evidence import estimate_tokens
 from core.records import place_label
@@ -218,6 +218,8 @@ def is_gold(resource_id: str, url: str, q: dict[str, Any]) -> bool:
 
 
 WITHOUT_KEY = "product_without_key_passage"
+WITHOUT_REDRAFT = "product_without_redraft"
+
 
 
 def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
@@ -240,6 +242,7 @@ def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
     return {
         "answer": final.text,
         "draft": final.draft,  # the model's raw text: verification changes can be replayed on it
+        "redraft": final.redraft,  # the second draft's, when the first held nothing (llm.redraft_tokens)
         "route": final.route,
         "fallback": final.fallback,
         "dropped": [d.text for d in final.dropped],
@@ -420,6 +423,15 @@ def main() -> None:
                     "id": q["id"], "question": q["question"], **got, "answer": bare,
                     "key_passage": bare != got["answer"],
                     **score_answer(bare, sources, gold, points, embedder.encode_uncached)})
+            if name == "product":  # a second draft was written: the same question without it (the first draft's end)
+                if got["redraft"]:
+                    with no_redraft(guide.settings):
+                        alone = product_answer(guide, q)
+                    alone_sources, alone_gold = alone.pop("_sources"), alone.pop("_gold")
+                    alone |= score_answer(alone["answer"], alone_sources, alone_gold, points, embedder.encode_uncached)
+                else:
+                    alone = {k: v for k, v in rows[name][-1].items() if k not in ("id", "question")}
+                rows.setdefault(WITHOUT_REDRAFT, []).append({"id": q["id"], "question": q["question"], **alone})
             r = rows[name][-1]
             print(f"{i}/{len(questions)} {name}: coverage={r['coverage']} unsupported={r['unsupported']} "
                   f"cited={r['cited_share']} first={r['first_token_s']}s total={r['total_s']}s",

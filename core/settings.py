@@ -336,6 +336,11 @@ class LLMSettings(BaseModel):
         "words (\"It exploits ...\" → \"FlashAttention-3 exploits ...\"), or is dropped with it (assistant/"
         "antecedents.py; tools/check_off_subject.py score --toggle references)",
     )
+    redraft_tokens: int = Field(
+        200, ge=0, description="When no sentence of the model's answer holds against the passages, it writes a second "
+        "draft from the most relevant passages alone, within this many tokens, checked the same way; the pointer "
+        "answer only when that fails too (0: no second draft; assistant/chain.py)",
+    )
     answer_min_cosine: float = Field(
         0.25, description="Below this cosine between the question and its closest evidence sentence the passages are "
         "not about the question: no answer is written from them, the answer points at the guide's resources (below "

@@ -59,6 +59,7 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, 
     yield list(history), answers
     instant: Answer | None = None
     draft = ""
+    second = False  # the first draft failed the check; this is the second
     try:
         for event in stream(query):
             if event.kind == "sources" and event.answer is not None:
@@ -67,7 +68,10 @@ def chat_reply(stream: Callable[[Query], Iterable[AnswerEvent]], question: str, 
                 history[-1] = {"role": "assistant", "content": render_answer(instant, pending=waiting)}
             elif event.kind == "token" and instant is not None:
                 draft += event.token
-                history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend)}
+                history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend, second)}
+            elif event.kind == "redraft" and instant is not None:
+                draft, second = "", True
+                history[-1] = {"role": "assistant", "content": render_streaming(instant, draft, backend, second)}
             elif event.kind == "final" and event.answer is not None:
                 history[-1] = {"role": "assistant", "content": render_answer(event.answer)}
                 answers = [*answers, answer_dict(event.answer)]
