@@ -68,8 +68,8 @@ __all__ = ["Answer", "AnswerEvent", "Assistant", "Query", "card_sentence", "is_n
 @dataclass
 class AnswerEvent:
     """Streamed to a UI: `sources` (the citations; with an LLM backend the text is still empty), then the
-    draft's `token`s, then the `final` verified answer. `redraft`: the draft so far failed the check and a
-    second one starts (a UI clears the draft shown)."""
+    draft's `token`s, then the `final` verified answer. `redraft`: no sentence of the draft held and a second
+    one starts (a UI clears the draft shown); its answer is the one that stands without it (the pointer)."""
 
     kind: str
     answer: Answer | None = None
@@ -330,7 +330,11 @@ class Assistant:
             narrow = evidence.narrowed(self.settings.llm.redraft_tokens)
             if narrow.tokens < evidence.tokens:
                 second = _Draft()
-                yield AnswerEvent("redraft")
+                # the answer as it stands (the pointer): what a UI may keep, what the second draft must beat
+                lead = pointer_lead(UNSUPPORTED_NOTE)
+                pointer = self._pointer(query, standalone, hits, evidence, weak, backend, lead)
+                yield AnswerEvent("redraft", _with(pointer, fallback=UNSUPPORTED_NOTE, dropped=dropped,
+                                                   draft=strip_control(draft.text)))
                 try:
                     yield from self._draft(backend, narrow, standalone, DraftTiming(None, narrow.tokens), second)
                 except Exception as exc:  # the first draft's outcome stands

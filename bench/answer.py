@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_HOME, QUESTIONS, ROOT, no_redraft, peak_rss_mb, percentiles, real_corpus_settings
+from common import DEFAULT_HOME, QUESTIONS, ROOT, peak_rss_mb, percentiles, real_corpus_settings
 
 from core.files import atomic_write_text
 
@@ -120,20 +120,24 @@ def source_stated(assistant: Any, q: dict[str, Any], text: str) -> bool | None:
     return bool(sims.max() >= STATED_COSINE)
 
 
-def streamed(assistant: Any, question: str) -> tuple[Any, float | None, float]:
-    """The final answer, the first token's time and the whole answer's time."""
+def streamed(assistant: Any, question: str) -> tuple[Any, Any, float | None, float]:
+    """The final answer, the answer that stood before a second draft (the final one when none was written:
+    the second draft's A/B in the same run, on the same evidence), the first token's time and the whole
+    answer's time."""
     from assistant.chain import Query
 
     started = time.perf_counter()
     first = None
-    final = None
+    final = standing = None
     for event in assistant.stream(Query(question, backend="embedded")):
         if event.kind == "token" and first is None:
             first = time.perf_counter() - started
+        elif event.kind == "redraft":
+            standing = event.answer
         elif event.kind == "final":
             final = event.answer
     assert final is not None
-    return final, first, time.perf_counter() - started
+    return final, standing or final, first, time.perf_counter() - started
 
 
 def is_shown(final: Any) -> bool:
@@ -145,12 +149,8 @@ def llm_row(assistant: Any, q: dict[str, Any]) -> dict[str, Any]:
     from assistant.chain import KEY_PASSAGE_LEAD
     from assistant.verify import split_claims
 
-    final, first, total = streamed(assistant, q["question"])
+    final, alone, first, total = streamed(assistant, q["question"])
     shown = is_shown(final)
-    alone = final  # without the second draft: its A/B in the same run (asked again only when one was written)
-    if final.redraft:
-        with no_redraft(assistant.settings):
-            alone = streamed(assistant, q["question"])[0]
     kept = len(split_claims(final.text)) if shown else 0
     return {
         "id": q.get("id"),

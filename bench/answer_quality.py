@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_HOME, ROOT, no_redraft, peak_rss_mb, real_corpus_settings, write_report
+from common import DEFAULT_HOME, ROOT, peak_rss_mb, real_corpus_settings, write_report
 from assistant.chain import KEY_PASSAGE_LEAD
 from assistant.evidence import estimate_tokens
 from core.records import place_label
@@ -222,23 +222,31 @@ WITHOUT_REDRAFT = "product_without_redraft"
 
 
 
+def answer_sources(answer: Any, q: dict[str, Any]) -> tuple[dict[int, str], set[int]]:
+    """An answer's sources as the scorer reads them (title, place, passage by number) and the gold numbers."""
+    return ({c.n: f"{c.title}\n{c.place}\n{c.passage}" for c in answer.citations},
+            {c.n for c in answer.citations if is_gold(c.resource_id, c.url, q)})
+
+
 def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
     """The app's answer, streamed so the first token is timed; its sources are its citations."""
     from assistant.chain import Query
 
     started = time.perf_counter()
     first = shown = None
-    final = None
+    final = standing = None
     for event in guide.stream(Query(q["question"], backend="embedded")):
         if event.kind == "sources" and event.answer is not None and shown is None:
             shown = time.perf_counter() - started  # the sources and their passages are on screen
         if event.kind == "token" and event.token and first is None:
             first = time.perf_counter() - started
+        elif event.kind == "redraft":
+            standing = event.answer  # the answer without the second draft: its A/B in the same run
         elif event.kind == "final":
             final = event.answer
     total = time.perf_counter() - started
     assert final is not None
-    sources = {c.n: f"{c.title}\n{c.place}\n{c.passage}" for c in final.citations}
+    sources, gold = answer_sources(final, q)
     return {
         "answer": final.text,
         "draft": final.draft,  # the model's raw text: verification changes can be replayed on it
@@ -249,11 +257,12 @@ def product_answer(guide: Any, q: dict[str, Any]) -> dict[str, Any]:
         "dropped_reasons": [d.reason for d in final.dropped],
         "sources": [{"n": c.n, "resource_id": c.resource_id, "url": c.url, "title": c.title} for c in final.citations],
         "_sources": sources,
-        "_gold": {c.n for c in final.citations if is_gold(c.resource_id, c.url, q)},
+        "_gold": gold,
         "first_text_s": round(shown, 2) if shown is not None else None,
         "first_token_s": round(first, 2) if first is not None else None,
         "total_s": round(total, 2),
         "evidence_tokens": sum(estimate_tokens(c.passage) for c in final.citations),
+        "_standing": standing,
     }
 
 
@@ -414,7 +423,7 @@ def main() -> None:
         points = [kp["point"] for kp in q["key_points"]]
         for name in pipelines:
             got = product_answer(guide, q) if name == "product" else naive_answer(guide, model, q)
-            sources, gold = got.pop("_sources"), got.pop("_gold")
+            sources, gold, standing = got.pop("_sources"), got.pop("_gold"), got.pop("_standing", None)
             scored = score_answer(got["answer"], sources, gold, points, embedder.encode_uncached)
             rows[name].append({"id": q["id"], "question": q["question"], **got, **scored})
             if name == "product":  # the same answers without the quoted key passage: the feature's A/B in one run
@@ -423,14 +432,11 @@ def main() -> None:
                     "id": q["id"], "question": q["question"], **got, "answer": bare,
                     "key_passage": bare != got["answer"],
                     **score_answer(bare, sources, gold, points, embedder.encode_uncached)})
-            if name == "product":  # a second draft was written: the same question without it (the first draft's end)
-                if got["redraft"]:
-                    with no_redraft(guide.settings):
-                        alone = product_answer(guide, q)
-                    alone_sources, alone_gold = alone.pop("_sources"), alone.pop("_gold")
-                    alone |= score_answer(alone["answer"], alone_sources, alone_gold, points, embedder.encode_uncached)
-                else:
-                    alone = {k: v for k, v in rows[name][-1].items() if k not in ("id", "question")}
+            if name == "product":  # without the second draft: the answer that stood before it, same evidence
+                alone = {k: v for k, v in rows[name][-1].items() if k not in ("id", "question")}
+                if standing is not None:
+                    alone |= {"answer": standing.text, "fallback": standing.fallback, **score_answer(
+                        standing.text, *answer_sources(standing, q), points, embedder.encode_uncached)}
                 rows.setdefault(WITHOUT_REDRAFT, []).append({"id": q["id"], "question": q["question"], **alone})
             r = rows[name][-1]
             print(f"{i}/{len(questions)} {name}: coverage={r['coverage']} unsupported={r['unsupported']} "

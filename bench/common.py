@@ -8,10 +8,7 @@ import os
 import resource
 import statistics
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -44,17 +41,6 @@ def real_corpus_guide(home: Path = DEFAULT_HOME):  # noqa: ANN201 - Guide, impor
     from assistant.guide import Guide
 
     return Guide(real_corpus_settings(home))
-
-
-@contextmanager
-def no_redraft(settings: Any) -> Iterator[None]:
-    """The product with `llm.redraft_tokens` 0 while inside: the second draft's A/B in the same run."""
-    kept = settings.llm.redraft_tokens
-    settings.llm.redraft_tokens = 0
-    try:
-        yield
-    finally:
-        settings.llm.redraft_tokens = kept
 
 
 def percentiles(samples_s: list[float]) -> dict[str, float]:

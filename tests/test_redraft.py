@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fixtures.index.corpus import build, load_corpus, make_settings, searcher
 
-from assistant.chain import UNSUPPORTED_NOTE, Assistant, Query
+from assistant.chain import UNSUPPORTED_NOTE, Assistant, Query, pointer_lead
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource, estimate_tokens
 from assistant.profile import Profile
 
@@ -71,6 +71,8 @@ def test_when_no_sentence_holds_a_second_draft_from_the_closest_passages_is_chec
     events = list(assistant.stream(Query(QUESTION, backend="embedded")))
     final = events[-1].answer
     assert [e.kind for e in events].count("redraft") == 1
+    standing = next(e.answer for e in events if e.kind == "redraft")  # the answer without the second draft
+    assert standing.fallback == UNSUPPORTED_NOTE and standing.text.startswith(pointer_lead(UNSUPPORTED_NOTE))
     assert not final.fallback and final.text.startswith(best_passage(drafts.evidence[1]).split(" [")[0])
     assert final.draft == INVENTED and final.redraft == best_passage(drafts.evidence[1])
     assert [d.text for d in final.dropped] == [INVENTED]  # the first draft's sentence is still shown struck

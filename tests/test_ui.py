@@ -286,6 +286,23 @@ def test_chat_shows_the_sources_then_the_streamed_draft_then_the_verified_answer
     assert turn.standalone == "How does FlashAttention avoid HBM?" and turn.cited_titles == ["FlashAttention"]
 
 
+def test_a_second_draft_replaces_the_first_on_screen_and_says_why() -> None:
+    import ui
+    from assistant.chain import AnswerEvent
+
+    def stream(query):
+        yield AnswerEvent("sources", _answer(""))
+        yield AnswerEvent("token", token="An invented claim [1].")
+        yield AnswerEvent("redraft")
+        yield AnswerEvent("token", token="Tiles go through SRAM [1].")
+        yield AnswerEvent("final", _answer("Tiles go through SRAM [1]."))
+
+    steps = list(ui.chat_reply(stream, "q?", [], [], "embedded", {"k": 3}))
+    second = [history[-1]["content"] for history, _ in steps][4]  # searching, sources, first draft, redraft, token
+    assert "An invented claim" not in second and "Tiles go through SRAM [1].▌" in second
+    assert "No sentence of the first draft held up" in second
+
+
 def test_a_fallback_is_mentioned_and_an_oversized_question_is_refused() -> None:
     import ui
     from assistant.chain import AnswerEvent
