@@ -327,7 +327,8 @@ class Assistant:
         dropped = [Dropped(c.render(), c.reason) for c in verdict.dropped]
         redraft = ""
         if not verdict.kept and not verdict.declined and self.settings.llm.redraft_tokens:
-            narrow = evidence.narrowed(self.settings.llm.redraft_tokens)
+            # at most half the evidence: a second read of nearly the same passages would write nearly the same draft
+            narrow = evidence.narrowed(min(self.settings.llm.redraft_tokens, evidence.tokens // 2))
             if narrow.tokens < evidence.tokens:
                 second = _Draft()
                 # the answer as it stands (the pointer): what a UI may keep, what the second draft must beat

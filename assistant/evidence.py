@@ -135,7 +135,7 @@ class Evidence:
         keeping its number: what a second draft reads when every sentence of the first failed the check. A
         1.5B model given 700 tokens often joins a figure of one passage to a name of another ("FlashAttention-2
         reaches 25-40%", the first version's figure); given the closest passages alone it copies them closer."""
-        runs = [(src, run) for src in self.sources for run in src._page_runs()]
+        runs = [(src, run) for src in self.sources for run in src.runs()]
         runs.sort(key=lambda p: -max(s.relevance for s in p[1]))  # the best passage first: always kept
         kept: dict[int, list[EvidenceSentence]] = defaultdict(list)
         spent = 0

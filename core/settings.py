@@ -338,8 +338,8 @@ class LLMSettings(BaseModel):
     )
     redraft_tokens: int = Field(
         200, ge=0, description="When no sentence of the model's answer holds against the passages, it writes a second "
-        "draft from the most relevant passages alone, within this many tokens, checked the same way; the pointer "
-        "answer only when that fails too (0: no second draft; assistant/chain.py)",
+        "draft from the most relevant passages alone, within this many tokens and half the evidence, checked the same "
+        "way; the pointer answer only when that fails too (0: no second draft; assistant/chain.py)",
     )
     answer_min_cosine: float = Field(
         0.25, description="Below this cosine between the question and its closest evidence sentence the passages are "

@@ -88,6 +88,14 @@ def test_the_second_draft_reads_only_the_most_relevant_passages_under_the_same_n
     assert all(numbers[s.n] == s.resource.id for s in narrow.sources)
 
 
+def test_a_large_second_draft_budget_still_reads_less_than_the_first_draft(assistant, scripted):
+    drafts = scripted(INVENTED, best_passage)
+    assistant.settings.llm.redraft_tokens = 10_000  # half the evidence binds
+    assistant.ask(Query(QUESTION, backend="embedded"))
+    whole, narrow = drafts.evidence
+    assert narrow.tokens < whole.tokens
+
+
 def test_when_the_second_draft_fails_too_the_answer_points_at_the_guides_resources(assistant, scripted):
     scripted(INVENTED, INVENTED.replace("host disk", "tape drive"))
     final = assistant.ask(Query(QUESTION, backend="embedded"))
