@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import pytest
 from fixtures.conversation.corpus import conversation_corpus
-from fixtures.index.corpus import build, load_corpus, make_settings, searcher
+from fixtures.index.corpus import assistant_on, load_corpus
 
 from assistant.chain import Assistant, Query
 from assistant.conversation import Turn, Vocabulary, resolve
-from assistant.profile import Profile
 from assistant.records import Answer
 
 FLASH = "How does FlashAttention reduce HBM traffic?"
@@ -19,11 +18,7 @@ NCCL = "How does NCCL's ring all-reduce use bandwidth?"
 
 @pytest.fixture(scope="module")
 def assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
-    home = tmp_path_factory.mktemp("conversation-home")
-    settings = make_settings(home)
-    chunks, resources = conversation_corpus(*load_corpus())
-    build(settings, chunks, resources)
-    return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+    return assistant_on(tmp_path_factory.mktemp("conversation-home"), *conversation_corpus(*load_corpus()))
 
 
 def turn(answer: Answer) -> Turn:

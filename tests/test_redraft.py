@@ -12,11 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fixtures.index.corpus import build, load_corpus, make_settings, searcher
+from fixtures.index.corpus import assistant_on
 
 from assistant.chain import UNSUPPORTED_NOTE, Assistant, Query, pointer_lead
 from assistant.evidence import Evidence, EvidenceSentence, EvidenceSource, estimate_tokens
-from assistant.profile import Profile
 
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
 INVENTED = "FlashAttention stores the whole attention matrix on the host disk between layers [1]."
@@ -24,11 +23,7 @@ INVENTED = "FlashAttention stores the whole attention matrix on the host disk be
 
 @pytest.fixture(scope="module")
 def assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
-    home = tmp_path_factory.mktemp("redraft-home")
-    settings = make_settings(home)
-    chunks, resources = load_corpus()
-    build(settings, chunks, resources)
-    return Assistant(settings, searcher(settings), profile=Profile(home / "profile.sqlite3"))
+    return assistant_on(tmp_path_factory.mktemp("redraft-home"))
 
 
 class Drafts:
