@@ -336,6 +336,11 @@ class LLMSettings(BaseModel):
         "words (\"It exploits ...\" → \"FlashAttention-3 exploits ...\"), or is dropped with it (assistant/"
         "antecedents.py; tools/check_off_subject.py score --toggle references)",
     )
+    draft_tokens: int = Field(
+        3, ge=0, le=32, description="The embedded model reads up to this many guessed tokens with each one it writes "
+        "(the words that followed the same phrase in the prompt) and keeps those it would have written itself: the "
+        "same greedy answer, written faster when it quotes its passages (0: off; bench/draft_tokens.py)",
+    )
     redraft_tokens: int = Field(
         200, ge=0, description="When no sentence of the model's answer holds against the passages, it writes a second "
         "draft from the most relevant passages alone, within this many tokens and half the evidence, checked the same "
