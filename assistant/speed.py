@@ -81,14 +81,16 @@ class PromptSpeed:
 
     def observe(self, key: str, prompt_tokens: int, first_token_s: float, answer_tokens: int = 0,
                 writing_s: float = 0.0) -> None:
-        """Fold one answer's timing in: `prompt_tokens` read before the first token came after `first_token_s`,
-        then `answer_tokens` written in `writing_s`."""
-        if prompt_tokens < MIN_PROMPT_TOKENS or first_token_s <= 0:
-            return
+        """Fold one answer's timing in: `prompt_tokens` read before the first token came after `first_token_s`
+        (0: not a reading measurement, the writing still counts once a reading speed is known), then
+        `answer_tokens` written in `writing_s`."""
+        reading = prompt_tokens >= MIN_PROMPT_TOKENS and first_token_s > 0
         with self.lock:
             old = self.speeds.get(key)
-            speed = BackendSpeed(_average(old.prompt if old else None, prompt_tokens / first_token_s),
-                                 old.generate if old else None, old.answer_tokens if old else None)
+            if old is None and not reading:
+                return
+            prompt = _average(old.prompt if old else None, prompt_tokens / first_token_s) if reading else old.prompt
+            speed = BackendSpeed(prompt, old.generate if old else None, old.answer_tokens if old else None)
             if answer_tokens >= MIN_ANSWER_TOKENS and writing_s > 0:
                 speed.generate = _average(speed.generate, answer_tokens / writing_s)
                 speed.answer_tokens = _average(speed.answer_tokens, float(answer_tokens))

@@ -73,6 +73,16 @@ def test_when_no_sentence_holds_a_second_draft_from_the_closest_passages_is_chec
     assert [d.text for d in final.dropped] == [INVENTED]  # the first draft's sentence is still shown struck
 
 
+def test_the_second_draft_times_its_writing_but_not_its_reading(assistant, scripted, monkeypatch):
+    """Its prompt starts with passages the first draft read (llama.cpp keeps them), so its first token would
+    time a fraction of what it counts and inflate the reading speed the next budget is planned with."""
+    observed: list[int] = []
+    monkeypatch.setattr(assistant.speed, "observe", lambda key, prompt_tokens, *rest: observed.append(prompt_tokens))
+    scripted(INVENTED, best_passage)
+    assistant.ask(Query(question=QUESTION, backend="embedded"))
+    assert len(observed) == 2 and observed[0] >= 40 and observed[1] == 0
+
+
 def test_the_second_draft_reads_only_the_most_relevant_passages_under_the_same_numbers(assistant, scripted):
     drafts = scripted(INVENTED, best_passage)
     assistant.ask(Query(QUESTION, backend="embedded"))

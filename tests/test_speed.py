@@ -70,6 +70,20 @@ def test_a_prompt_too_short_to_time_is_not_a_measurement(tmp_path: Path):
     assert speed.rate("embedded:cpu") is None
 
 
+def test_an_answer_without_a_reading_measurement_still_times_the_writing(tmp_path: Path):
+    speed = PromptSpeed(tmp_path / "prompt-speed.json")
+    speed.observe("embedded:cpu", 200, 2.0, 60, 3.0)
+    speed.observe("embedded:cpu", 0, 0.1, 100, 2.0)
+    assert speed.speed("embedded:cpu") == BackendSpeed(prompt=100.0, generate=20 * 0.6 + 50 * 0.4,
+                                                       answer_tokens=60 * 0.6 + 100 * 0.4)
+
+
+def test_writing_alone_is_no_measurement_before_a_reading_speed_is_known(tmp_path: Path):
+    speed = PromptSpeed(tmp_path / "prompt-speed.json")
+    speed.observe("embedded:cpu", 0, 0.1, 100, 2.0)
+    assert speed.speed("embedded:cpu") is None
+
+
 def test_an_answer_too_short_to_time_leaves_the_writing_unmeasured(tmp_path: Path):
     speed = PromptSpeed(tmp_path / "prompt-speed.json")
     speed.observe("embedded:cpu", 200, 2.0, 3, 0.2)
