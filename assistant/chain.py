@@ -375,12 +375,15 @@ class Assistant:
             draft.text += piece
             yield AnswerEvent("token", token=strip_control(piece))
         if first is not None:
-            # a second draft's prompt starts with passages the first one read: llama.cpp keeps that state, so its
-            # first token times only the rest (once 113 tokens in 0.58 s, "194 tokens/s", where 50-60 is true)
-            prompt_tokens = (timing.read_tokens + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS
-                             if timing.reads_anew else 0)
+            # After a lead sentence the pause read the rest: the whole evidence over both waits times reading as the
+            # budget spends it (the lead's ~60 tokens alone time mostly the first token's fixed cost: 45 tokens/s
+            # measured where llama.cpp reads 57). A second draft's prompt starts with passages the first one read:
+            # llama.cpp keeps that state, so its first token times only the rest (once 113 tokens in 0.58 s).
+            read = evidence.tokens if timing.pause_s else timing.read_tokens
+            prompt_tokens = read + estimate_tokens(standalone) + PROMPT_OVERHEAD_TOKENS if timing.reads_anew else 0
             writing = time.perf_counter() - started - first - timing.pause_s
-            self.speed.observe(self._speed_key(backend), prompt_tokens, first, estimate_tokens(draft.text), writing)
+            self.speed.observe(self._speed_key(backend), prompt_tokens, first + timing.pause_s,
+                               estimate_tokens(draft.text), writing)
 
     def _shown(self, query: Query, standalone: str, evidence: Evidence, text: str, backend: str, weak: bool,
                quotes: dict[int, str]) -> Answer:

@@ -200,6 +200,21 @@ def test_on_a_slow_backend_the_first_sentence_comes_from_the_lead_evidence_and_t
     assert_citations_valid(final)
 
 
+def test_after_a_lead_sentence_the_reading_speed_is_timed_over_the_whole_evidence(llm_assistant, caplog, monkeypatch):
+    """The lead alone times mostly the first token's fixed cost; the budget spends the whole evidence."""
+    observed: list[int] = []
+    monkeypatch.setattr(llm_assistant.speed, "observe", lambda key, prompt_tokens, *rest: observed.append(prompt_tokens))
+    cfg = llm_assistant.settings.llm
+    cfg.prompt_tokens_per_s = 20.0
+    try:
+        with caplog.at_level(logging.INFO, logger="assistant.chain"):
+            llm_assistant.ask(Query(QUESTION, backend="embedded"))
+    finally:
+        cfg.prompt_tokens_per_s = None
+    lead, whole = next(r.args for r in caplog.records if "first sentence from the lead evidence" in r.getMessage())
+    assert lead < whole and observed and observed[0] > whole
+
+
 @pytest.fixture
 def in_its_own_process(llm_assistant: Assistant) -> Iterator[Assistant]:
     """The same assistant with `llm.separate_process` on (the default on a GPU build)."""
