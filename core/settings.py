@@ -287,11 +287,12 @@ class LLMSettings(BaseModel):
         "state is kept), so the first text comes within that target on 2 CPU cores",
     )
     answer_target_s: float = Field(
-        11.0, gt=0,
+        13.0, gt=0,
         description="Once reading and writing speeds are measured, the evidence budget is what the backend reads in "
-        "the time this target leaves after writing a typical answer, so the whole answer takes about this long "
-        "(~15 s with retrieval and the check on 2 CPU cores) and a GPU reads much more context; the sources and "
-        "their passages are on screen before the model starts reading",
+        "the time this target leaves after writing a typical answer, so the reading and writing take about this long "
+        "(median answer ~12 s with retrieval, the check and second drafts on 2 CPU cores; chosen on synthetic fold 0, "
+        "docs/benchmarks.md) and a GPU reads much more context; the sources and their passages are on screen "
+        "before the model starts reading",
     )
     prompt_tokens_per_s: float | None = Field(
         None, gt=0,
