@@ -290,7 +290,7 @@ class LLMSettings(BaseModel):
         13.0, gt=0,
         description="Once reading and writing speeds are measured, the evidence budget is what the backend reads in "
         "the time this target leaves after writing a typical answer, so the reading and writing take about this long "
-        "(median answer ~12 s with retrieval, the check and second drafts on 2 CPU cores; chosen on synthetic fold 0, "
+        "(median answer ~13 s with retrieval, the check and second drafts on 2 CPU cores; chosen on synthetic fold 0, "
         "docs/benchmarks.md) and a GPU reads much more context; the sources and their passages are on screen "
         "before the model starts reading",
     )
@@ -339,8 +339,9 @@ class LLMSettings(BaseModel):
     )
     draft_tokens: int = Field(
         3, ge=0, le=32, description="The embedded model reads up to this many guessed tokens with each one it writes "
-        "(the words that followed the same phrase in the prompt) and keeps those it would have written itself: the "
-        "same greedy answer, written faster when it quotes its passages (0: off; bench/draft_tokens.py)",
+        "(the words that followed the same phrase in the prompt) and keeps those it would have written itself: its "
+        "greedy answer (batched arithmetic can tip a near tie late in it), written faster when it quotes its passages "
+        "(0: off; bench/draft_tokens.py)",
     )
     redraft_tokens: int = Field(
         200, ge=0, description="When no sentence of the model's answer holds against the passages, it writes a second "
