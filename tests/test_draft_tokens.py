@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from fixtures.llm import tokens_until_end
 
 from assistant import prompt
 from assistant.llm import EmbeddedLLM, assemble_packaged_gguf, greedy_under_grammar, lookup_draft
@@ -65,17 +66,8 @@ def quoting_prompt(model: EmbeddedLLM) -> list[int]:
 
 
 def first_tokens(model: EmbeddedLLM, tokens: list[int], grammar: str | None, draft_tokens: int, n: int = 24) -> list[int]:
-    from llama_cpp import llama_vocab_is_eog
-
     model.llm.reset()  # each run reads the whole prompt: no state carried between the runs compared
-    steps = greedy_under_grammar(model.llm, tokens, grammar, draft_tokens)
-    out: list[int] = []
-    for token in steps:
-        if llama_vocab_is_eog(model.llm._model.vocab, token) or len(out) == n:
-            break
-        out.append(token)
-    steps.close()
-    return out
+    return tokens_until_end(model, greedy_under_grammar(model.llm, tokens, grammar, draft_tokens), n)
 
 
 def test_guessed_tokens_leave_the_answer_under_the_grammar_unchanged(model):

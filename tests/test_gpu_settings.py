@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures.llm import tokens_until_end
 
 from assistant import prompt
 from assistant.llm import (
@@ -88,7 +89,7 @@ def test_the_status_tab_says_where_the_chat_model_runs():
 
 
 def test_greedy_under_grammar_picks_the_tokens_of_llama_cpps_grammar_sampler(tmp_path, model_file):
-    from llama_cpp import LlamaGrammar, llama_vocab_is_eog
+    from llama_cpp import LlamaGrammar
 
     from assistant.llm import greedy_under_grammar
 
@@ -102,18 +103,9 @@ def test_greedy_under_grammar_picks_the_tokens_of_llama_cpps_grammar_sampler(tmp
     tokens = model.prefix + body + model.tail
     grammar = prompt.answer_grammar(2, 2)
 
-    def first(steps, n: int = 40) -> list[int]:
-        out = []
-        for token in steps:
-            if llama_vocab_is_eog(model.llm._model.vocab, token) or len(out) == n:
-                break
-            out.append(token)
-        steps.close()
-        return out
-
-    reference = first(model.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0,
-                                         grammar=LlamaGrammar.from_string(grammar, verbose=False)))
-    assert first(greedy_under_grammar(model.llm, tokens, grammar)) == reference
+    reference = tokens_until_end(model, model.llm.generate(tokens, temp=0.0, top_k=1, repeat_penalty=1.0,
+                                                           grammar=LlamaGrammar.from_string(grammar, verbose=False)), 40)
+    assert tokens_until_end(model, greedy_under_grammar(model.llm, tokens, grammar), 40) == reference
     assert "[2]" in model.llm.detokenize(reference).decode()
 
 
