@@ -32,13 +32,12 @@ def sample_questions(n: int, folds: list[int], seed: int) -> list[str]:
     return random.Random(seed).sample(pool, min(n, len(pool)))
 
 
-def prompts(home: Path, questions: list[str], budget: int) -> list[str]:
+def prompts(settings, questions: list[str], budget: int) -> list[str]:  # noqa: ANN001 - Settings, imported lazily
     """The per-question prompt text the app would send for each question (evidence at `budget` tokens)."""
     from assistant import prompt
     from assistant.chain import Assistant
     from index.search import load_searcher
 
-    settings = real_corpus_settings(home)
     assistant = Assistant(settings, load_searcher(settings))
     cfg = settings.llm
     texts = []
@@ -50,8 +49,8 @@ def prompts(home: Path, questions: list[str], budget: int) -> list[str]:
     return texts
 
 
-def write(model, text: str, draft_tokens: int, max_tokens: int) -> tuple[list[str], float | None, float]:
-    """The answer's pieces, the seconds to the first (reading), and the seconds after it (writing)."""
+def write(model, text: str, draft_tokens: int, max_tokens: int) -> tuple[list[str], float]:
+    """The answer's pieces and the seconds after the first (writing; reading the prompt comes before it)."""
     from assistant import prompt
 
     model.cfg = model.cfg.model_copy(update={"draft_tokens": draft_tokens})
@@ -64,7 +63,7 @@ def write(model, text: str, draft_tokens: int, max_tokens: int) -> tuple[list[st
         if first is None:
             first = time.perf_counter() - started
         pieces.append(piece)
-    return pieces, first, time.perf_counter() - started - (first or 0.0)
+    return pieces, time.perf_counter() - started - (first or 0.0)
 
 
 def main() -> None:
@@ -80,8 +79,8 @@ def main() -> None:
 
     from assistant.llm import EmbeddedLLM, gguf_path
 
-    texts = prompts(args.home, sample_questions(args.questions, args.folds, args.seed), args.budget)
     settings = real_corpus_settings(args.home)
+    texts = prompts(settings, sample_questions(args.questions, args.folds, args.seed), args.budget)
     model = EmbeddedLLM(gguf_path(settings), settings.llm, None)
     model.warm()
     totals = {d: {"tokens": 0, "writing_s": 0.0, "differs": 0} for d in args.drafts}
@@ -89,7 +88,7 @@ def main() -> None:
     for i, text in enumerate(texts):
         baseline = None
         for d in args.drafts:
-            pieces, first, writing = write(model, text, d, settings.llm.max_tokens)
+            pieces, writing = write(model, text, d, settings.llm.max_tokens)
             row = totals[d]
             row["tokens"] += max(0, len(pieces) - 1)
             row["writing_s"] += writing
