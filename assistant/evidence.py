@@ -11,6 +11,7 @@ candidate, scored by
     relevance = cosine(question, sentence)           (the packaged embedder, already loaded for search)
               + lexical_weight × IDF-weighted share of the question's terms it contains (fitted to 0 by default)
               + rank_weight / (1 + resource rank)     (retrieval's own order, a small prior)
+              + passage_weight × the sentence's chunk score / the best chunk score   (retrieval's passage match)
 
 Sentences are picked greedily by maximal marginal relevance (relevance − redundancy with the picks), and each
 pick brings its context: the sentence before it when it opens by referring back ("This", "It", "However",
@@ -296,6 +297,8 @@ class EvidenceSelector:
         relevance = cos + np.array(
             [cfg.evidence_rank_weight / (1 + c.resource_rank) for c in pool]
         )
+        if cfg.evidence_passage_weight:
+            relevance = relevance + cfg.evidence_passage_weight * passage_match(hits, pool)
         if cfg.evidence_lexical_weight:  # the fitted default is 0: no overlap to compute
             relevance = relevance + cfg.evidence_lexical_weight * lexical_overlap(question, [c.text for c in pool])
         title_cost = [estimate_tokens(h.resource.title) + 2 for h in hits]  # "[n] Title" line
@@ -414,6 +417,20 @@ def passages_by_mmr(pool: list[EvidenceSentence], relevance: np.ndarray, vecs: n
             if j not in chosen and spent + cost_of([j]) <= budget and len(chosen) < cfg.evidence_max_sentences:
                 take([j])
     return sorted(chosen)
+
+
+def passage_match(hits: list[ResourceHit], pool: list[EvidenceSentence]) -> np.ndarray:
+    """Each sentence's chunk as retrieval scored it (BM25 and dense fused, over whole chunks), relative to the
+    best passage of these hits, 0..1; 0 for a chunk retrieval did not match (a neighbour). A sentence's own
+    cosine to the question misses the sentences that carry a matched passage's answer without its words."""
+    scores: dict[str, float] = {}
+    for hit in hits:
+        for chunk, score in hit.passages:
+            scores.setdefault(chunk.chunk_id, score)
+    top = max(scores.values(), default=0.0)
+    if top <= 0:
+        return np.zeros(len(pool))
+    return np.array([max(scores.get(c.chunk_id, 0.0), 0.0) / top for c in pool])
 
 
 def lexical_overlap(question: str, texts: list[str]) -> np.ndarray:

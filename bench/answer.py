@@ -311,7 +311,8 @@ def main() -> None:
     assistant = Assistant(settings, load_searcher(settings))
     report: dict[str, Any] = {"machine_start": machine(), "settings": settings.llm.model_dump(
         include={"threads", "max_tokens", "answer_sentences", "evidence_resources", "evidence_tokens",
-                 "evidence_max_sentences", "evidence_lexical_weight", "evidence_rank_weight", "evidence_mmr_lambda",
+                 "evidence_max_sentences", "evidence_lexical_weight", "evidence_rank_weight", "evidence_passage_weight",
+                 "evidence_mmr_lambda",
                  "evidence_relevance_span", "verify_min_cosine", "verify_min_lexical", "redraft_tokens"})}
     sets = question_sets(args.sets, args.sample, args.seed, args.fold, args.passages_only)
 

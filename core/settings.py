@@ -308,6 +308,10 @@ class LLMSettings(BaseModel):
     evidence_lexical_weight: float = Field(
         0.0, ge=0, description="Weight of question-term overlap next to cosine (the recall fit chose 0)")
     evidence_rank_weight: float = Field(0.3, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
+    evidence_passage_weight: float = Field(
+        0.7, ge=0, description="Prior for the sentence's chunk as retrieval scored it (fused BM25 and dense), "
+        "relative to the best matched chunk: weight × score / best (chosen with the other knobs, "
+        "docs/measurements/evidence_tuning_passage_390.json)")
     evidence_mmr_lambda: float = Field(
         0.65, gt=0, le=1,
         description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "

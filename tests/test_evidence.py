@@ -14,6 +14,7 @@ from assistant.evidence import (
     EvidenceSentence,
     EvidenceSource,
     introduces,
+    passage_match,
     passages_by_mmr,
     refers_back,
     self_contained,
@@ -157,3 +158,30 @@ def test_a_question_or_the_pages_narrator_does_not_stand_alone():
 def test_a_line_of_code_does_not_stand_alone():
     assert not self_contained("tl.store(output_ptr + offsets, output, mask=mask) ```")
     assert self_contained("A kernel entry-point (`__global__` methods) has a well-defined calling convention.")
+
+
+def two_chunk_hit(first: str, second: str, scores: tuple[float, float]) -> ResourceHit:
+    """One resource whose two page chunks retrieval matched with `scores`."""
+    res = load_corpus()[1][0]
+    chunks = [Chunk(chunk_id=f"{res.id}:m:{i}", resource_id=res.id, url=res.url, heading_path=(), start=i * 200,
+                    end=i * 200 + len(t), text=t, context=res.title) for i, t in enumerate((first, second))]
+    return ResourceHit(res, 1.0, list(zip(chunks, scores)))
+
+
+def test_a_sentence_scores_by_its_chunks_retrieval_match_relative_to_the_best_one():
+    hit = two_chunk_hit("Tiles of both matrices are staged in shared memory first.",
+                        "Every thread of the block then reuses each staged tile many times.", (2.0, 1.0))
+    chunk_ids = [chunk.chunk_id for chunk, _ in hit.passages] + ["unmatched-neighbour:9"]
+    pool = [EvidenceSentence(f"Sentence {i}.", 0, (0, i), 0.0, chunk_id, i) for i, chunk_id in enumerate(chunk_ids)]
+    assert passage_match([hit], pool).tolist() == [1.0, 0.5, 0.0]
+
+
+@pytest.mark.parametrize(("weight", "first"), [(0.0, "cosine"), (0.7, "matched")])
+def test_the_chunk_retrieval_matched_best_leads_the_evidence_when_its_match_is_weighed(selector, weight, first):
+    close = "Tiling reduces global memory traffic because each loaded tile is reused by many threads."
+    matched = "Each block copies one tile of A and one of B into shared memory before computing on them."
+    hit = two_chunk_hit(close, matched, (0.2, 1.0))  # retrieval preferred the second chunk
+    cfg = LLMSettings(evidence_passage_weight=weight)
+    evidence = selector.select("How does tiling reduce global memory traffic?", [hit], cfg, budget=400)
+    top = evidence.ranked()[0][1].text
+    assert top == (close if first == "cosine" else matched)

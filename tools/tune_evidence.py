@@ -34,6 +34,7 @@ GRID: dict[str, list[Any]] = {
     "neighbours": [True, False],
     "lexical_weight": [0, 0.15, 0.3, 0.5, 0.8, 1.2],
     "rank_weight": [0, 0.05, 0.1, 0.2, 0.3],
+    "passage_weight": [0, 0.1, 0.3, 0.5, 0.7, 1.0],
     "mmr_lambda": [0.5, 0.65, 0.75, 0.85, 1.0],
     "relevance_span": [0.15, 0.25, 0.35, 0.5, 1.0],
     "context_span": [0.0, 0.06, 0.12, 0.2, 0.35, 0.6, 1.0],
@@ -41,7 +42,7 @@ GRID: dict[str, list[Any]] = {
 
 
 def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
-    from assistant.evidence import EvidenceSelector, estimate_tokens, lexical_overlap
+    from assistant.evidence import EvidenceSelector, estimate_tokens, lexical_overlap, passage_match
     from index.search import load_searcher
 
     settings = real_corpus_settings(home)
@@ -58,6 +59,7 @@ def prepare(questions: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]
             "cos": vecs @ searcher.embedder.embed_query(q["question"]),
             "lex": lexical_overlap(q["question"], [c.text for c in pool]),
             "rank": np.array([c.resource_rank for c in pool]),
+            "passage": passage_match(hits, pool),
             "neighbour": np.array([(c.chunk_id, c.text) not in direct for c in pool]),
             "cost": [estimate_tokens(c.text) for c in pool],
             "title_cost": [estimate_tokens(h.resource.title) + 2 for h in hits],
@@ -82,6 +84,7 @@ def score(data: list[dict[str, Any]], p: dict[str, Any], budget: int,
         if not len(idx):
             continue
         rel = d["cos"][idx] + p["lexical_weight"] * d["lex"][idx] + p["rank_weight"] / (1 + d["rank"][idx])
+        rel = rel + p["passage_weight"] * d["passage"][idx]
         sub = [d["pool"][i] for i in idx]
         picked = passages_by_mmr(sub, rel, d["vecs"][idx], [d["cost"][i] for i in idx], d["title_cost"], cfg, budget)
         chosen = [sub[i] for i in picked]
