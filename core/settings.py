@@ -309,9 +309,10 @@ class LLMSettings(BaseModel):
         0.0, ge=0, description="Weight of question-term overlap next to cosine (the recall fit chose 0)")
     evidence_rank_weight: float = Field(0.3, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
     evidence_passage_weight: float = Field(
-        0.7, ge=0, description="Prior for the sentence's chunk as retrieval scored it (fused BM25 and dense), "
-        "relative to the best matched chunk: weight × score / best (chosen with the other knobs, "
-        "docs/measurements/evidence_tuning_passage_390.json)")
+        0.0, ge=0, description="Prior for the sentence's chunk as retrieval scored it (fused BM25 and dense), "
+        "relative to the best matched chunk: weight × score / best. 0.7 raised the share of a synthetic question's "
+        "own passage among the picks (fold 4, 390 tokens: 0.72 → 0.82) but not the key points answers covered "
+        "(51 questions at 390 tokens: 0.42 both), so it is off (docs/answers.md)")
     evidence_mmr_lambda: float = Field(
         0.65, gt=0, le=1,
         description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
