@@ -11,7 +11,8 @@ candidate, scored by
     relevance = cosine(question, sentence)           (the packaged embedder, already loaded for search)
               + lexical_weight × IDF-weighted share of the question's terms it contains (fitted to 0 by default)
               + rank_weight / (1 + resource rank)     (retrieval's own order, a small prior)
-              + passage_weight × the sentence's chunk score / the best chunk score   (retrieval's passage match)
+              + passage_weight × its chunk's retrieval score / the best chunk's     (off by default: it raised the
+                                                       synthetic proxy, not the answers' key points)
 
 Sentences are picked greedily by maximal marginal relevance (relevance − redundancy with the picks), and each
 pick brings its context: the sentence before it when it opens by referring back ("This", "It", "However",
