@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.reading import (LEARNER_WORDS, Reader, Understanding, asks_about_gaps, kind_of, split_clauses,
+from assistant.reading import (LEARNER_WORDS, Reader, Understanding, asks_about_gaps, kind_of, split_clauses, stem,
                                surface_words, words)
 from core.logistic import fit_logistic as core_fit_logistic
 from core.logistic import logistic
@@ -57,6 +57,8 @@ REQUEST_WORDS = frozenset({
 })
 _ASKING_VERBS = frozenset({"read", "study", "learn", "tackle", "pick", "cover", "explore", "delve", "dive", "consult"})
 _MODALS = frozenset({"should", "to", "can", "could", "would", "must", "shall", "do"})
+# "how about exploring X?": the asking verbs and the request words that are verbs, in any form
+_ASKING_STEMS = frozenset(stem(w) for w in _ASKING_VERBS | {"start", "begin", "continue", "follow"})
 _CONCEPT_OPENERS = frozenset({"why", "explain", "define", "describe", "compare"})
 _WHAT_VERBS = frozenset({"is", "are", "does", "do", "causes", "makes", "happens", "limits", "determines", "means"})
 _THING_SUBJECTS = frozenset({"it", "they", "this", "that", "these", "those", "the"})
@@ -89,7 +91,15 @@ def request_feature(question: str) -> float:
         for i, w in enumerate(ws):
             if w in _ASKING_VERBS and any(b in _MODALS for b in ws[max(0, i - 4):i]):
                 return 1.0
+            if w in {"how", "what"} and ws[i + 1:i + 2] == ["about"] and _proposes_reading(ws[i + 2:i + 4]):
+                return 1.0  # "How about exploring X?", "how about I dive into Y?": a step proposed, asked about
     return 0.0
+
+
+def _proposes_reading(after: list[str]) -> bool:
+    """The words after "how about": an asking verb in any form, with or without its subject ("we explore")."""
+    verb = after[1:2] if after[:1] and after[0] in {"i", "we", "you"} else after[:1]
+    return bool(verb) and stem(verb[0]) in _ASKING_STEMS
 
 
 # "more information on these tips": more of an explanation asked for, not more reading

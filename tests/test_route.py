@@ -114,6 +114,12 @@ def test_asking_for_more_information_is_no_request_for_reading():
     assert request_feature("Any more resources on compaction?") == 1.0
 
 
+def test_proposing_a_reading_step_with_how_about_is_a_request():
+    assert request_feature("I finished the storage topic. How about exploring the indexing section?") == 1.0
+    assert request_feature("How about we start with the compaction posts?") == 1.0
+    assert request_feature("How about the compaction posts, are they good?") == 0.0  # no verb of reading: asks about them
+
+
 def test_a_lookup_goes_to_search(next_reads):
     assert next_reads.decide("Which paper describes delta records in a latch-free B-tree?").route == "search"
 
