@@ -231,14 +231,17 @@ class EmbeddedLLM:
         `answer_start`: answer text already written, which the model continues (it counts against
         `max_tokens`); `one_sentence`: stop when the first sentence is complete. Together they let a slow
         backend write its first sentence from a short prompt, then go on with a longer one that starts
-        with it: llama.cpp keeps the state of the common start."""
+        with it: llama.cpp keeps the state of the common start. At `max_tokens` the sentence being written
+        may finish within `llm.finish_sentence_tokens` more: a sentence cut there is dropped by the check,
+        its tokens written for nothing (3-8 of 51 answers lost their last sentence so)."""
         import llama_cpp
 
         from assistant.sentences import starts_new_sentence
 
         body = self.llm.tokenize(per_question.encode(), add_bos=False, special=False)
         written = self.llm.tokenize(answer_start.encode(), add_bos=False, special=False) if answer_start else []
-        room = self.cfg.context_tokens - len(self.prefix) - len(self.tail) - max(max_tokens, len(written))
+        limit = max_tokens + self.cfg.finish_sentence_tokens  # past max_tokens only to end the sentence
+        room = self.cfg.context_tokens - len(self.prefix) - len(self.tail) - max(limit, len(written))
         if room <= 0:
             raise ModelError("llm.context_tokens is too small for the prompt; raise it")
         tokens = self.prefix + body[:room] + self.tail + written
@@ -256,12 +259,12 @@ class EmbeddedLLM:
                 # special=False: a control token never becomes text the user could see
                 piece = decoder.decode(self.llm.detokenize([token], special=False))
                 if piece:
-                    if one_sentence and starts_new_sentence(text, piece):
+                    if (one_sentence or produced >= max_tokens) and starts_new_sentence(text, piece):
                         break
                     text += piece
                     yield piece
                 produced += 1
-                if produced >= max_tokens:
+                if produced >= limit:
                     break
 
 

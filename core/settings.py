@@ -229,6 +229,11 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(
         150, ge=16, description="Answer length cap in tokens (a sentence cut off by it is dropped, not shown)"
     )
+    finish_sentence_tokens: int = Field(
+        40, ge=0,
+        description="The embedded model may finish the sentence it is writing at max_tokens within this many more "
+        "tokens, so a long last sentence is kept whole instead of dropped (0: cut at max_tokens)",
+    )
     temperature: float = 0.0
     threads: int | None = Field(
         None, ge=1,

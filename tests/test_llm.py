@@ -176,6 +176,23 @@ def test_a_one_sentence_stream_stops_when_its_first_sentence_is_complete(llm_ass
     assert len(sentences(text)) == 1 and text.rstrip().endswith((".", "!", "?")), text
 
 
+def test_a_stream_at_its_token_cap_finishes_the_sentence_it_is_writing(llm_assistant):
+    model = chat_model(llm_assistant.settings)
+    per_question = prompt.per_question_text(EVIDENCE, QUESTION)
+    cfg = llm_assistant.settings.llm
+    finish = cfg.finish_sentence_tokens
+    try:
+        cfg.finish_sentence_tokens = 0
+        cut = "".join(model.stream(per_question, prompt.prose_grammar(), 10))
+        cfg.finish_sentence_tokens = 60
+        finished = "".join(model.stream(per_question, prompt.prose_grammar(), 10))
+    finally:
+        cfg.finish_sentence_tokens = finish
+    assert not cut.rstrip().endswith((".", "!", "?")), cut  # ten tokens end mid-sentence
+    assert finished.startswith(cut) and finished.rstrip().endswith((".", "!", "?")), finished
+    assert len(sentences(finished)) == 1, finished  # and no new sentence is begun past the cap
+
+
 def test_a_stream_that_starts_from_its_own_first_sentence_goes_on_as_one_stream_would(llm_assistant):
     model = chat_model(llm_assistant.settings)
     per_question = prompt.per_question_text(EVIDENCE, QUESTION)
