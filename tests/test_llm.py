@@ -179,7 +179,7 @@ def test_a_one_sentence_stream_stops_when_its_first_sentence_is_complete(llm_ass
 def test_a_stream_at_its_token_cap_finishes_the_sentence_it_is_writing(llm_assistant):
     model = chat_model(llm_assistant.settings)
     per_question = prompt.per_question_text(EVIDENCE, QUESTION)
-    cfg = llm_assistant.settings.llm
+    cfg = model.cfg  # the loaded model's own settings (it is shared, loaded once for equal model settings)
     finish = cfg.finish_sentence_tokens
     try:
         cfg.finish_sentence_tokens = 0
