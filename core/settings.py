@@ -227,7 +227,8 @@ class LLMSettings(BaseModel):
     model_path: str | None = Field(None, description="GGUF file; default: assembled packaged Qwen2.5-Coder-1.5B")
     context_tokens: int = 2048
     max_tokens: int = Field(
-        150, ge=16, description="Answer length cap in tokens (a sentence cut off by it is dropped, not shown)"
+        150, ge=16, description="Answer length cap in tokens: no sentence starts past it, the one being written may "
+        "finish within finish_sentence_tokens (embedded model), and one still unfinished then is dropped, not shown"
     )
     finish_sentence_tokens: int = Field(
         40, ge=0,
