@@ -78,6 +78,9 @@ _ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relati
                           r"guide|from the guide)\b)[^.?!,;])+)", re.IGNORECASE)
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "aside", "elsewhere"})
+# "I have no particular focus", "I'm not really focused": negated, these say the learner has no focus
+FOCUS_NOUNS = frozenset({"focus", "focused", "specialty", "speciality", "specialization", "specialisation",
+                         "preference"})
 # "additional information on X": asks past the reads only with such an object ("additional reading" alone is any)
 OBJECT_SUBJECT_CUES = frozenset({"additional"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
@@ -403,7 +406,10 @@ _ANAPHOR = re.compile(r"\b(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list
 # a wish pointing back at what was read: a pronoun after a preposition ("systems around this", "more on that");
 # "a read that focuses" (a relative "that") and "how should I approach them" (the picks) point at nothing read
 _POINTS_BACK = re.compile(r"\b(?:about|on|upon|around|like|to|with|beyond|of|in|into|from|after|than|near|behind|past)\s+"
-                          r"(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)", re.IGNORECASE)
+                          r"(?:this|these|that|those|it|them)\b(?!\s+(?:guide|list|topic|section|tier)\b)"
+                          # "explore the topic further", "more about this area": the place just read
+                          r"|\b(?:this|that|these|those|the same)\s+(?:[a-z]+\s+)?(?:topic|area|subject|field|domain)s?\b"
+                          r"|\bthe\s+(?:topic|area|subject|field|domain)\b(?!\s+of\b)", re.IGNORECASE)
 _WHOLE = re.compile(r"\b(?:whole|entire|all of)\b", re.IGNORECASE)
 _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|every(?:thing| item)? (?:of|in) the)\s+"
                          r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
@@ -497,6 +503,13 @@ def asks_about_gaps(clause: Clause) -> bool:
     ws = [w.rstrip("?") for w in words(clause.text)]
     return clause.role != "read" and any(w in GAP_QUESTION_WORDS for w in ws) and any(
         w in {"i", "i'm", "im", "me", "my"} for w in ws)
+
+
+def _states_no_focus(text: str) -> bool:
+    """"I have no particular focus", "I'm not really focused", "no specific interest yet" (a negated clause)."""
+    ws = words(text)
+    return any(w in FOCUS_NOUNS or w in {"interest", "interests"} and i and ws[i - 1] in {"particular", "specific", "no"}
+               for i, w in enumerate(ws))
 
 
 def _after(ws: list[str], start: int, word: str) -> str:
@@ -849,7 +862,10 @@ class Reader:
         subject, ranking = self.subject(want, set(read), done_places)
         interest = {} if subject else self.interest(want)
         not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun", "reading"))
-        if not subject and not_read:
+        # "no particular focus yet, but I'd love to get started on it": the reads are where they have been, and
+        # a place they have not started is no wish either; only a wish that names its own place gives a focus
+        unfocused = any(c.role == "not-read" and _states_no_focus(c.text) for c in clauses)
+        if not subject and not_read and not unfocused:
             # "I haven't started the X section yet, what next?": where they have not been is where they go
             # ... unless they read ahead in it: then it is where they skipped, and the planner back-fills it
             gaps = {topic: 1.0 for topic in self.index.places_named(not_read)
@@ -859,7 +875,7 @@ class Reader:
             if not any(s >= FOCUS_SCORE for s in interest.values()):
                 interest.update(gaps)
         # "systems around this": the topic just read, unless the wish names its own place ("the X topic ... this area")
-        if read and not subject and _POINTS_BACK.search(want) and not self.index.places_named(want):
+        if read and not subject and not unfocused and _POINTS_BACK.search(want) and not self.index.places_named(want):
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
         named_aside = [r for r in dict.fromkeys(aside) if r.id not in read]

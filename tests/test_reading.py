@@ -554,6 +554,23 @@ def test_a_wish_pointing_back_at_a_read_makes_its_topic_the_focus(reader):
     assert reader.understand("I've read Raft. What else is there around this?").focus_topics == ["Replication & Consensus"]
 
 
+def test_a_wish_to_explore_the_topic_further_points_back_at_the_read(reader):
+    found = reader.understand("I've read Raft. I would like to explore the topic further. What do you recommend?")
+    assert found.focus_topics == ["Replication & Consensus"]
+
+
+def test_saying_there_is_no_focus_keeps_a_pointing_wish_from_making_one(reader):
+    found = reader.understand("I've read Raft. I don't have a particular focus right now, but I'd love to get "
+                              "started on it. What should I read next?")
+    assert found.focus_topics == []
+
+
+def test_saying_there_is_no_focus_still_lets_a_named_place_be_the_focus(reader):
+    found = reader.understand("I've read Raft. I have no particular focus, but I am curious about the "
+                              "Storage Engines topic. What next?")
+    assert found.focus_topics == ["Storage Engines"]
+
+
 def test_a_relative_that_or_the_picks_pronoun_points_at_nothing_read(reader):
     assert reader.understand("I've read Raft. I need a read that focuses now.").focus_topics == []
     assert reader.understand("I've read Raft. What comes next, and how should I approach them?").focus_topics == []
