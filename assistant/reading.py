@@ -1250,8 +1250,12 @@ class Reader:
         # "anything related to Training outside what I've read? Any resources to improve my understanding?": the
         # subject is what follows "about / on / related to", when the wish has such an object at all
         objects = " ".join(m.group(1) for m in _ASKED_ABOUT.finditer(text))
+        # "I've read the whole X topic ... want to know more about Fusion": past a whole topic, "more" asks past it
+        # ("I've done the X tier. More on <its topic>?" goes on in the topic)
+        whole_topic = any(g.topic and g.section is None and g.tier is None for g in done_places)
+        object_cues = OBJECT_SUBJECT_CUES | ({"more"} if whole_topic else set())
         cued = any(w in SUBJECT_CUES for w in ws) or (
-            any(w in OBJECT_SUBJECT_CUES for w in ws) and bool(self._known_terms(objects)))
+            any(w in object_cues for w in ws) and bool(self._known_terms(objects)))
         if not covers and not cued:
             return "", []
         text = objects if self._known_terms(objects) else text

@@ -611,6 +611,18 @@ def test_beyond_what_was_read_about_a_subject_asks_about_it_and_reads_nothing_ne
     assert {r.id for r in found.read} == {r.id for r in resources if r.topic == "Storage Engines"}
 
 
+def test_more_about_a_subject_after_a_whole_topic_asks_past_the_topic(reader, resources):
+    found = reader.understand("I've read the whole Storage Engines topic. I want to know more about consensus.")
+    assert found.subject == "consensus"
+    assert {r.id for r in found.read} == {r.id for r in resources if r.topic == "Storage Engines"}
+
+
+def test_more_about_a_subject_after_single_items_is_an_interest_not_a_search_past_them(reader):
+    found = reader.understand("I've read Raft. I want to know more about consensus.")
+    assert found.subject == ""
+    assert found.focus_topics == ["Replication & Consensus"]
+
+
 def test_a_negation_after_other_points_back_at_the_reads_and_still_asks(reader):
     found = reader.understand("I've read the whole Storage Engines topic. Are there other sections in the guide not "
                               "covered by what I've already read about consensus?")
