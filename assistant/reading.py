@@ -543,6 +543,8 @@ def _role(text: str, question: bool = False) -> str | None:
             continue  # "I'd like to know", "let me know": asking, not knowing
         if w == "did":
             done = done or (i > 0 and bare[i - 1] in {"i", "we"})  # "I did the GQA paper", not "did it report"
+        elif w == "already" and bare[i + 1:i + 2] and bare[i + 1].endswith("ing") and bare[i + 1] in _READING_FORMS:
+            continue  # "I'm already diving into X": being read now, not done
         elif w != "read" and w in DONE_WORDS - {"after", "through", "having"}:
             done = True
         elif w == "read":

@@ -582,6 +582,13 @@ def test_a_last_list_item_with_its_own_determiner_lends_no_group_noun_to_the_oth
     assert {"Raft: Understandable Consensus", "Calvin: Deterministic Transactions", "RocksLite"} <= {r.title for r in found.read}
 
 
+def test_already_diving_into_a_place_is_being_there_not_having_read_it(reader):
+    found = reader.understand("I've read Raft. I'm already diving into the advanced material of the Storage Engines "
+                              "topic and feel lost. Did I miss anything?")
+    assert {r.title for r in found.read} == {"Raft: Understandable Consensus"}
+    assert found.gap and found.focus_topics == ["Storage Engines"]
+
+
 def test_continuing_to_work_through_an_item_is_reading_it_now(reader):
     found = reader.understand("As I continue to work through Raft: Understandable Consensus, what should I read next?")
     assert [m.label for m in found.reading_now] == ["Raft: Understandable Consensus"]
