@@ -414,6 +414,8 @@ _WHOLE = re.compile(r"\b(?:whole|entire|all of)\b", re.IGNORECASE)
 _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|every(?:thing| item)? (?:of|in) the)\s+"
                          r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
+# "which other books come next in the recommended order guide?": the reading list itself is never the subject
+_LIST_NOUNS = frozenset({"guide", "list", "catalog", "catalogue", "curriculum"})
 
 
 def _unquoted(text: str) -> str:
@@ -1261,7 +1263,7 @@ class Reader:
         if not covers and not cued:
             return "", []
         text = objects if self._known_terms(objects) else text
-        said = self._known_terms(text)
+        said = [t for t in self._known_terms(text) if t not in {stem(w) for w in _LIST_NOUNS}]
         terms = [t for t in said if not self.index.generic(t)]
         been = {t for g in done_places for t in content_terms(f"{g.topic} {g.section or ''}")}
         terms = [t for t in terms if t not in been] or terms

@@ -630,6 +630,11 @@ def test_more_about_a_subject_after_single_items_is_an_interest_not_a_search_pas
     assert found.focus_topics == ["Replication & Consensus"]
 
 
+def test_the_reading_list_itself_is_never_the_subject_of_other(reader):
+    found = reader.understand("I've read Raft. Which other books come next in the recommended order guide?")
+    assert found.subject == ""
+
+
 def test_a_negation_after_other_points_back_at_the_reads_and_still_asks(reader):
     found = reader.understand("I've read the whole Storage Engines topic. Are there other sections in the guide not "
                               "covered by what I've already read about consensus?")
