@@ -1237,8 +1237,8 @@ class Reader:
             named = [t for t in idx.topics if idx.topic_terms[t] and idx.topic_terms[t] <= said_all]
             if named:
                 return {t: 1.0 if t in named else min(0.49, s) for t, s in normalised.items()} | {t: 1.0 for t in named}
-        if sum(1 for s in normalised.values() if s >= 0.5) > 3:
-            return {}  # words every topic shares ("scaling", "training"): no focus of their own
+        if sum(1 for s in normalised.values() if s >= 0.5) > (3 if specific else 1):
+            return {}  # words every topic shares ("scaling", "training", "GPU"): no focus of their own
         return normalised
 
     def subject(self, want: str, read_ids: set[str], done_places: Sequence[Group] = ()) -> tuple[str, list[str]]:

@@ -226,6 +226,19 @@ def test_a_question_with_no_topic_words_has_no_focus(reader):
     assert reader.understand("I've read DIH. What should I read next?").interest == {}
 
 
+def test_a_word_of_the_whole_field_alone_gives_no_focus():
+    # "database" names every topic here, as "GPU" runs through the real guide ("Hey GPU, what next?")
+    items = [("Database Storage", "Page Layouts"), ("Database Storage", "Buffer Pools"),
+             ("Database Queries", "Join Algorithms"), ("Database Queries", "Cost Models"),
+             ("Database Replication", "Quorums"), ("Database Replication", "Leader Leases")]
+    reader = Reader([Resource.from_dict({
+        "id": f"r{i}", "title": title, "url": f"https://example.org/{i}", "authors": "", "note": "", "list_anchor": "",
+        "topic": topic, "section": "Basics", "tier": 1, "kind": "blog", "position": i})
+        for i, (topic, title) in enumerate(items)])
+    assert reader.understand("Hey database, what should I read next?").focus_topics == []
+    assert reader.understand("I want to learn about join algorithms next.").focus_topics == ["Database Queries"]
+
+
 def test_went_alone_is_no_reading_but_went_over_is(reader):
     assert read_titles(reader, "What went wrong with locking before Optimistic Lock Coupling?") == set()
     assert read_titles(reader, "I went over Optimistic Lock Coupling. What next?") == {"Optimistic Lock Coupling"}
