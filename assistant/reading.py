@@ -79,8 +79,7 @@ _ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relati
 # "anything else about X": the learner asks past what they have, across the guide, by subject
 SUBJECT_CUES = frozenset({"else", "other", "beyond", "outside", "besides", "aside", "elsewhere"})
 # "I have no particular focus", "I'm not really focused": negated, these say the learner has no focus
-FOCUS_NOUNS = frozenset({"focus", "focused", "specialty", "speciality", "specialization", "specialisation",
-                         "preference"})
+FOCUS_NOUNS = frozenset({"focus", "focused", "preference"})
 # "additional information on X": asks past the reads only with such an object ("additional reading" alone is any)
 OBJECT_SUBJECT_CUES = frozenset({"additional"})
 # "Have you covered X?", "Does the guide include X?": a yes/no question whether the guide holds X
@@ -415,7 +414,7 @@ _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|e
                          r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 _THE_LIST = re.compile(r"\b(?:the|this|your|whole|entire)\s+(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
 # "which other books come next in the recommended order guide?": the reading list itself is never the subject
-_LIST_NOUNS = frozenset({"guide", "list", "catalog", "catalogue", "curriculum"})
+_LIST_STEMS = frozenset(stem(w) for w in ("guide", "list", "catalog", "catalogue", "curriculum"))
 
 
 def _unquoted(text: str) -> str:
@@ -1263,7 +1262,7 @@ class Reader:
         if not covers and not cued:
             return "", []
         text = objects if self._known_terms(objects) else text
-        said = [t for t in self._known_terms(text) if t not in {stem(w) for w in _LIST_NOUNS}]
+        said = [t for t in self._known_terms(text) if t not in _LIST_STEMS]
         terms = [t for t in said if not self.index.generic(t)]
         been = {t for g in done_places for t in content_terms(f"{g.topic} {g.section or ''}")}
         terms = [t for t in terms if t not in been] or terms
