@@ -409,6 +409,8 @@ _POINTS_BACK = re.compile(r"\b(?:about|on|upon|around|like|to|with|beyond|of|in|
                           # "explore the topic further", "more about this area": the place just read
                           r"|\b(?:this|that|these|those|the same)\s+(?:[a-z]+\s+)?(?:topic|area|subject|field|domain)s?\b"
                           r"|\bthe\s+(?:topic|area|subject|field|domain)\b(?!\s+of\b)", re.IGNORECASE)
+# a reading verb's object said as a pronoun only ("I've been reading about them", "I finished it")
+_PRONOUN_OBJECT = re.compile(r"\b(?:about|through|into|on|read|finished|covered)\s+(?:them|it|these|those)\b", re.IGNORECASE)
 _WHOLE = re.compile(r"\b(?:whole|entire|all of)\b", re.IGNORECASE)
 _WHOLE_LIST = re.compile(r"\b(?:whole|entire|all(?: of)? the|everything in the|every(?:thing| item)? (?:of|in) the)\s+"
                          r"(?:guide|list|catalog|catalogue|curriculum)\b", re.IGNORECASE)
@@ -821,17 +823,21 @@ class Reader:
         unplaced: list[str] = []
         aside: list[Resource] = []
         now: list[Mention] = []
-        for clause in clauses:
+        for i, clause in enumerate(clauses):
+            said = clause.text
+            if clause.role in ("read", "reading") and i and _PRONOUN_OBJECT.search(said) and not self.mentions(said):
+                # "I'm excited about X. I've been reading about them for a bit": the pronoun is the last clause's X
+                said = f"{said}: {clauses[i - 1].text}"
             if clause.role == "read":
-                found, missed, near = self.mentions_placed(clause.text)
+                found, missed, near = self.mentions_placed(said)
                 mentions += found
                 unplaced += missed
                 aside += near
             elif clause.role == "begun":
                 mentions += self._begun_read(clause.text)
             elif clause.role == "reading":
-                found, _, near = self.mentions_placed(clause.text)
-                items, whole = self._being_read(clause.text, found)
+                found, _, near = self.mentions_placed(said)
+                items, whole = self._being_read(said, found)
                 aside += near
                 mentions += items + whole
                 now += items

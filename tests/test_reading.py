@@ -602,6 +602,13 @@ def test_already_diving_into_a_place_is_being_there_not_having_read_it(reader):
     assert found.gap and found.focus_topics == ["Storage Engines"]
 
 
+def test_reading_about_them_names_what_the_sentence_before_named(reader):
+    found = reader.understand("I'm really excited to learn about the Consensus basics section. I've been reading about "
+                              "them for a bit. What should I read next?")
+    assert {r.title for r in found.read} == {"Raft: Understandable Consensus", "Jepsen: Testing Partitions",
+                                             "Jepsen: Clock Skew"}
+
+
 def test_continuing_to_work_through_an_item_is_reading_it_now(reader):
     found = reader.understand("As I continue to work through Raft: Understandable Consensus, what should I read next?")
     assert [m.label for m in found.reading_now] == ["Raft: Understandable Consensus"]
