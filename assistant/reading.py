@@ -1309,7 +1309,10 @@ class Reader:
         return self.english is not None and not self.english_sample(term)
 
     def english_sample(self, term: str) -> list[str]:
-        return [w for w in (term, term + "s", term + "e", term + "es", term + "ing", term + "ed", term + "y") if w in self.english]
+        # the stem's final "i" may stand for a "y" ("efficientli": efficiently)
+        undone = (term[:-1] + "y",) if term.endswith("i") else ()
+        return [w for w in (term, term + "s", term + "e", term + "es", term + "ing", term + "ed", term + "y", *undone)
+                if w in self.english]
 
     def section_descriptions(self) -> list[str]:
         out = []

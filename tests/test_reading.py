@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.planner import NextReads
-from assistant.reading import Reader, split_clauses
+from assistant.reading import Reader, split_clauses, stem
 from core.records import Resource
 from planner_fixture import reader, resources  # noqa: F401 - fixtures
 
@@ -237,6 +237,12 @@ def test_a_word_of_the_whole_field_alone_gives_no_focus():
         for i, (topic, title) in enumerate(items)])
     assert reader.understand("Hey database, what should I read next?").focus_topics == []
     assert reader.understand("I want to learn about join algorithms next.").focus_topics == ["Database Queries"]
+
+
+def test_an_adverb_is_an_ordinary_word_not_a_product_name(resources):
+    reader = Reader(resources, english={"efficiently", "quickly", "help", "write"})
+    assert not reader._name_like(stem("efficiently"))  # "efficientli"
+    assert reader._name_like(stem("RocksLite"))
 
 
 def test_went_alone_is_no_reading_but_went_over_is(reader):
