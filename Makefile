@@ -5,18 +5,42 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# llama-cpp-python ships as source; these flags make it build portably in a few minutes on 2 cores.
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+# llama-cpp-python ships as source and is compiled once per CPU, for that CPU (GGML_NATIVE): on the 2-core
+# Xeon we measure on, its AVX-512/VNNI kernels read prompts about twice as fast as the portable AVX2 build, and
+# the answer's evidence budget follows the reading speed (docs/benchmarks.md, "llama.cpp built for the CPU").
+# ggml's AMX kernels are left out: in llama-cpp-python 0.3.36 they crash decoding the packaged Q4_K model. The
+# wheel is kept per CPU under LLAMA_WHEELS, since pip's own wheel cache keys a build by its source alone and
+# would hand one CPU's native build to another. LLAMA_NATIVE=0 builds the portable one (AVX2).
+LLAMA_NATIVE ?= 1
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
+LLAMA_NO_AMX := $(if $(filter x86_64 amd64,$(shell uname -m)),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+LLAMA_CMAKE_ARGS := -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
+	$(if $(filter 1,$(LLAMA_NATIVE)),-DGGML_NATIVE=ON "-DCMAKE_C_FLAGS=$(LLAMA_NO_AMX)" "-DCMAKE_CXX_FLAGS=$(LLAMA_NO_AMX)",-DGGML_NATIVE=OFF)
+LLAMA_KEY := $(shell uname -m)-$(shell grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cksum | cut -d' ' -f1)-native$(LLAMA_NATIVE)
+LLAMA_WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpuguide/wheels/$(LLAMA_KEY)
+export CMAKE_ARGS ?= $(LLAMA_CMAKE_ARGS)
 
-.PHONY: install install-gpu gpu-build browser a11y run test bench clean clean-models
+.PHONY: install llama-wheel install-gpu gpu-build browser a11y run test bench clean clean-models
 
 install: $(STAMP)
 
+# The llama.cpp wheel first, so the project's install takes it (an existing venv keeps the build it has:
+# `make clean install` replaces it).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(MAKE) --no-print-directory llama-wheel
+	$(BIN)/python -m pip install --quiet --find-links $(LLAMA_WHEELS) -e '.[test]'
 	touch $(STAMP)
+
+# Built into a temp folder and moved into place, so an interrupted build leaves no half wheel behind.
+llama-wheel:
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+		echo "compiling llama-cpp-python $(LLAMA_VERSION) for this CPU ($(LLAMA_KEY)), several minutes on 2 cores"; \
+		rm -rf $(LLAMA_WHEELS).tmp && \
+		$(BIN)/python -m pip wheel --quiet --no-deps --no-cache-dir --no-binary llama-cpp-python \
+			-w $(LLAMA_WHEELS).tmp "llama-cpp-python==$(LLAMA_VERSION)" && \
+		mkdir -p $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).tmp/*.whl $(LLAMA_WHEELS)/ && rm -rf $(LLAMA_WHEELS).tmp; }
 
 # The GPU path (NVIDIA): llama-cpp-python rebuilt with CUDA (needs nvcc; about 4 min on 16 cores for one
 # architecture), then torch's CUDA wheel if the installed one is CPU-only. llm.gpu_layers then defaults to all

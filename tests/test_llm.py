@@ -30,10 +30,11 @@ from assistant.llm import (
     chat_model,
     embedded_llm,
     gguf_path,
+    resolve_weight_repack,
 )
 from assistant.profile import Profile
 from assistant.sentences import sentences
-from core.settings import Settings
+from core.settings import LLMSettings, Settings
 
 MODELS_DIR = Path(os.environ["GPUGUIDE_MODEL_CACHE"])  # the one shared model cache (tests/conftest.py)
 QUESTION = "How does FlashAttention avoid writing the attention matrix to HBM?"
@@ -352,3 +353,34 @@ def test_cores_that_another_process_keeps_busy_are_seen_as_busy():
         spinner.kill()
         spinner.wait()
     assert busy is not None and busy >= 0.8
+
+
+AVX512_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | FMA = 1 | AVX512 = 1 | AVX512_VNNI = 1 | REPACK = 1 |"
+AVX2_BUILD = "CPU : SSE3 = 1 | AVX2 = 1 | FMA = 1 | REPACK = 1 |"
+
+
+def test_weights_stay_as_stored_for_a_cpu_model_on_an_avx512_build():
+    assert resolve_weight_repack(LLMSettings(), gpu_layers=0, system_info=AVX512_BUILD) is False
+
+
+def test_weights_are_repacked_for_a_cpu_model_on_an_avx2_build():
+    assert resolve_weight_repack(LLMSettings(), gpu_layers=0, system_info=AVX2_BUILD) is True
+
+
+def test_weights_on_the_gpu_keep_llama_cpps_default_layout():
+    assert resolve_weight_repack(LLMSettings(), gpu_layers=-1, system_info=AVX512_BUILD) is True
+
+
+def test_the_weight_repack_setting_wins_over_the_build():
+    assert resolve_weight_repack(LLMSettings(weight_repack=True), gpu_layers=0, system_info=AVX512_BUILD) is True
+
+
+def test_the_weight_layout_setting_reaches_llama_cpps_load_and_the_defaults_come_back(model_file):
+    import llama_cpp.llama_cpp as low
+
+    for repack in (False, True):
+        model = EmbeddedLLM(model_file, LLMSettings(weight_repack=repack, context_tokens=512), None)
+        assert model.llm.model_params.use_extra_bufts is repack
+        assert model.llm.tokenize(b"tiles", add_bos=False)
+        del model
+    assert low.llama_model_default_params().use_extra_bufts is True
