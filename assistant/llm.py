@@ -420,9 +420,10 @@ def llama_system_info() -> str:
 def resolve_weight_repack(cfg: LLMSettings, gpu_layers: int, system_info: str | None = None) -> bool:
     """`llm.weight_repack`, or when unset: off for a CPU model where llama.cpp has AVX-512 kernels, else on.
 
-    Why: with the packaged Q4_K_M on 2 Xeon cores, the native AVX-512 build reads prompts at ~115 tokens/s with
-    the weights as stored and ~82 repacked (writing 9.8 against 11.4), and reading is what the evidence budget
-    spends; the portable AVX2 build reads faster repacked (57 against 54). Weights on the GPU are not repacked."""
+    Why: with the packaged Q4_K_M on 2 Xeon cores, the native AVX-512 build reads prompts at ~119 tokens/s with
+    the weights as stored and ~84 repacked (writing 10.7 against 12.0), and reading is what the evidence budget
+    spends; the portable AVX2 build reads alike both ways and writes faster repacked (11.9 against 10.6)
+    (bench/llama_build.py). Weights on the GPU are left to llama.cpp."""
     if cfg.weight_repack is not None:
         return cfg.weight_repack
     if gpu_layers != 0:
