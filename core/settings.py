@@ -272,7 +272,9 @@ class LLMSettings(BaseModel):
         description="At most this many sentences of a generated answer are kept (the prompt asks for 2-4; each "
         "costs ~2 s of generation on 2 cores)",
     )
-    evidence_resources: int = Field(3, ge=1, description="Top resources whose passages feed the evidence")
+    evidence_resources: int = Field(
+        5, ge=1, description="Top resources whose passages feed the evidence (5 since the native llama.cpp build "
+        "reads ~650 tokens in the answer time; 3 at the ~390 of the portable build)")
     evidence_neighbours: bool = Field(
         False, description="Also read the chunks around each matched passage (no gain on the synthetic folds, "
         "twice the sentences to embed)",
@@ -313,7 +315,7 @@ class LLMSettings(BaseModel):
         "(remembered in the data dir), starting from evidence_tokens",
     )
     evidence_context_span: float = Field(
-        0.6, ge=0,
+        1.0, ge=0,
         description="A picked sentence brings a neighbouring sentence whose relevance is within this of its own "
         "(the sentence before it always when it opens by referring back)",
     )
@@ -322,15 +324,15 @@ class LLMSettings(BaseModel):
         0.0, ge=0, description="Weight of question-term overlap next to cosine (the recall fit chose 0)")
     evidence_rank_weight: float = Field(0.3, ge=0, description="Prior for retrieval's order: weight / (1 + rank)")
     evidence_passage_weight: float = Field(
-        0.0, ge=0, description="Prior for the sentence's chunk as retrieval scored it (fused BM25 and dense), "
-        "relative to the best matched chunk: weight × score / best. 0.7 raised the share of a synthetic question's "
-        "own passage among the picks (fold 4, 390 tokens: 0.72 → 0.82) but not the key points answers covered "
-        "(51 questions at 390 tokens: 0.42 both), so it is off (docs/answers.md)")
+        0.7, ge=0, description="Prior for the sentence's chunk as retrieval scored it (fused BM25 and dense), "
+        "relative to the best matched chunk: weight × score / best. At 390 tokens it raised the synthetic proxy but "
+        "not the key points (0.42 both); in the 650-token fit with 5 resources it is part of the setting that did "
+        "(0.482 → 0.536, docs/answers.md)")
     evidence_mmr_lambda: float = Field(
-        0.65, gt=0, le=1,
-        description="MMR: relevance vs. redundancy with picks. The evidence knobs were chosen on synthetic folds 0-3 "
-        "for the share of the question's own passage among the picks at a 450-token budget, see "
-        "tools/tune_evidence.py and docs/measurements/evidence_tuning_recall_450.json",
+        1.0, gt=0, le=1,
+        description="MMR: relevance vs. redundancy with picks (1 = relevance alone). The evidence knobs were chosen "
+        "on synthetic folds 0-3 for the share of the question's own passage among the picks at a 650-token budget, "
+        "see tools/tune_evidence.py and docs/measurements/evidence_tuning_recall_650_stop49.json",
     )
     evidence_relevance_span: float = Field(
         1.0, gt=0, description="Never pick a sentence whose relevance is this far below the best one's"
