@@ -11,10 +11,11 @@ candidate, scored by
     relevance = cosine(question, sentence)           (the packaged embedder, already loaded for search)
               + lexical_weight × IDF-weighted share of the question's terms it contains (fitted to 0 by default)
               + rank_weight / (1 + resource rank)     (retrieval's own order, a small prior)
-              + passage_weight × its chunk's retrieval score / the best chunk's     (off by default: it raised the
-                                                       synthetic proxy, not the answers' key points)
+              + passage_weight × its chunk's retrieval score / the best chunk's     (0.7: with 5 resources at
+                                                       the native build's ~650 tokens it raised the key points)
 
-Sentences are picked greedily by maximal marginal relevance (relevance − redundancy with the picks), and each
+Sentences are picked greedily by maximal marginal relevance (relevance − redundancy with the picks; the fitted
+λ = 1 is relevance alone, the knob stays for other budgets), and each
 pick brings its context: the sentence before it when it opens by referring back ("This", "It", "However",
 ...), and a neighbour whose own relevance is close to the pick's. Picks of one page that touch are one
 passage. All of it under a token budget that follows the backend's measured prompt speed
