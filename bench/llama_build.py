@@ -32,9 +32,7 @@ WRITTEN = 32
 
 def measure(repack: bool, rounds: int, threads: int) -> dict:
     """One build and layout, in this interpreter."""
-    import llama_cpp
-
-    from assistant.llm import EmbeddedLLM, assemble_packaged_gguf
+    from assistant.llm import EmbeddedLLM, assemble_packaged_gguf, llama_system_info
     from core.settings import LLMSettings, load_settings
 
     path = assemble_packaged_gguf(load_settings().model_cache)
@@ -57,7 +55,7 @@ def measure(repack: bool, rounds: int, threads: int) -> dict:
                 model.eval([tokens[start + n + i]])
             writing.append(WRITTEN / (time.perf_counter() - t))
     return {
-        "system_info": llama_cpp.llama_print_system_info().decode().strip(),
+        "system_info": llama_system_info().strip(),
         "load_s": round(load_s, 2),
         "read_400_tok_s": round(statistics.median(reading[400]), 1),
         "read_900_tok_s": round(statistics.median(reading[900]), 1),

@@ -66,6 +66,8 @@ def test_the_installed_llama_cpp_uses_this_cpus_avx512_and_not_amx() -> None:
     flags = cpuinfo.read_text(encoding="utf-8") if cpuinfo.exists() else ""
     if not re.search(r"^flags\s*:.*\bavx512f\b", flags, re.M):
         pytest.skip("this CPU has no AVX-512")
-    info = llama_cpp.llama_print_system_info().decode()
+    from assistant.llm import llama_system_info
+
+    info = llama_system_info()
     assert "AVX512 = 1" in info, f"llama.cpp was built without this CPU's AVX-512 ({info}); run 'make clean install'"
     assert "AMX_INT8 = 1" not in info, f"llama.cpp was built with ggml's AMX kernels ({info})"
