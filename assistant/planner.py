@@ -255,8 +255,8 @@ def explain(understanding: Understanding, plan: Plan, profile_read: set[str],
     if understanding.subject:
         lines.append(f"Asked about: {understanding.subject}, across every topic of the guide.")
     elif asked and understanding.gap:
-        lines.append(f"Focus: {asked[0]}: its lower tiers first (you asked whether you skipped something), "
-                     "then the guide's order.")
+        lines.append(f"Focus: {asked[0]}: its lower tiers first (you got lost there or asked whether you skipped "
+                     "something), then the guide's order.")
     elif asked:
         lines.append(f"Focus: {', '.join(asked[:3])}.")
     elif plan.focus_topics:

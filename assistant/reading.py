@@ -72,6 +72,10 @@ GROUP_WORDS = frozenset({
 _GROUP_STEMS = frozenset(stem_word(w) for w in GROUP_WORDS)
 # the learner asking whether they skipped something ("Am I missing a prerequisite?"): the planner back-fills
 GAP_QUESTION_WORDS = frozenset({"skip", "skipped", "missing", "miss", "gap", "gaps", "prerequisite", "prerequisites"})
+# "... and got overwhelmed", "I'm stuck in X": a learner who struggled in a place is back-filled there, like one who
+# asks whether they skipped something (never sent on to its harder tiers)
+DIFFICULTY_WORDS = frozenset({"lost", "overwhelmed", "overwhelming", "stuck", "confused", "confusing", "struggled",
+                              "struggling", "challenging", "difficult"})
 # the object a wish asks about: the words after "about", "on", "related to", … up to where the sentence goes on
 _ASKED_ABOUT = re.compile(r"\b(?:about|on|regarding|concerning|related to|relating to|covering)\s+"
                           r"((?:(?!\b(?:outside|beyond|besides|aside from|other than|apart from|except|that|which|as|in the "
@@ -508,6 +512,13 @@ def asks_about_gaps(clause: Clause) -> bool:
         w in {"i", "i'm", "im", "me", "my"} for w in ws)
 
 
+def states_difficulty(clause: Clause) -> bool:
+    """Does a clause say the learner struggled ("I got overwhelmed trying to dive into X")? Then the place they
+    struggled in is back-filled like a gap they asked about."""
+    ws = [w.rstrip("?") for w in words(clause.text)]
+    return any(w in DIFFICULTY_WORDS for w in ws) and any(w in {"i", "i'm", "im", "me", "my", "myself"} for w in ws)
+
+
 def _states_no_focus(text: str) -> bool:
     """"I have no particular focus", "I'm not really focused", "no specific interest yet" (a negated clause)."""
     ws = words(text)
@@ -757,7 +768,7 @@ class Understanding:
     subject_ranking: list[str] = field(default_factory=list)  # resource ids about X, best first
     named: list[Resource] = field(default_factory=list)  # named beside the question, not counted as read: never picked
     reading_now: list[Mention] = field(default_factory=list)  # of `mentions`: being read now, planned past like a read
-    gap: bool = False  # "did I skip something?": the places asked about are back-filled, not continued
+    gap: bool = False  # "did I skip something?", "I got lost in X": the places asked about are back-filled, not continued
 
     @property
     def read_ids(self) -> set[str]:
@@ -888,9 +899,14 @@ class Reader:
             top = Counter(r.topic for r in read.values()).most_common(1)[0][0]
             interest = {**interest, top: 1.0}
         named_aside = [r for r in dict.fromkeys(aside) if r.id not in read]
+        # struggling is a gap only where there is something to back-fill: a wished-for place read ahead in
+        struggled = any(states_difficulty(c) for c in clauses) and any(
+            s >= FOCUS_SCORE and read_ahead([r for r in self.resources if r.topic == t], set(read))
+            for t, s in interest.items())
         return Understanding(sorted(read.values(), key=lambda r: r.position), mentions, interest, want,
                              unplaced=list(dict.fromkeys(unplaced))[:3], subject=subject, subject_ranking=ranking,
-                             named=named_aside, reading_now=now, gap=any(asks_about_gaps(c) for c in clauses))
+                             named=named_aside, reading_now=now,
+                             gap=struggled or any(asks_about_gaps(c) for c in clauses))
 
     def _being_read(self, text: str, found: list[Mention]) -> tuple[list[Mention], list[Mention]]:
         """What a clause of reading now counts as read, of the mentions `found` in it: the items it names (by

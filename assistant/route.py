@@ -152,13 +152,27 @@ def _names_reading(sentence: str, verb: str) -> bool:
     return any(t in _READING_NOUNS or kind_of(t) for t in lowered[start:start + 7])
 
 
+# what may follow "how can I learn" in a request that names no subject of its own
+_NO_SUBJECT = frozenset({"more", "further", "next", "now", "first", "deeper", "it", "this", "that", "these", "those",
+                         "them", "here", "there", "about", "on", "into", "from", "topic", "area", "section"})
+
+
+def _asks_own_path(after: list[str]) -> bool:
+    """The words after "how can / should": the learner, a verb of reading and no subject of its own ("How can I
+    learn more?", "how should I start?") ask for a way in; "how can I avoid bank conflicts?" and "how can I learn to
+    benchmark X?" ask how something is done."""
+    return (bool(after[:1]) and after[0] in _FIRST_PERSON | {"we"} and bool(after[1:2])
+            and stem(after[1]) in _ASKING_STEMS and all(w in _NO_SUBJECT for w in after[2:]))
+
+
 def concept_feature(question: str) -> float:
     """1 when a clause asks how or why something works, or what a thing is."""
     for sentence in re.split(r"[.?!\n]+", question):
         # how a sentence opens says it asks about a thing, whatever verb of reading follows ("Why is X cheaper
         # than waiting for Y to finish?", "what is X used for?")
         ws = words(sentence)
-        if ws and (ws[0] in _CONCEPT_OPENERS or ws[0] == "how" and ws[1:2] and ws[1] in _AUXILIARIES - {"do"} or (
+        if ws and (ws[0] in _CONCEPT_OPENERS or ws[0] == "how" and ws[1:2] and ws[1] in _AUXILIARIES - {"do"}
+                   and not _asks_own_path(ws[2:]) or (
                 ws[0] == "what" and ws[1:2] and ws[1] in _WHAT_VERBS and not (ws[2:3] and ws[2] in {"next", "i", "we", "you"})
                 and not _asks_the_list(ws[2:4], ws) and not _names_reading(sentence, ws[1]))):
             return 1.0
@@ -169,7 +183,7 @@ def concept_feature(question: str) -> float:
         for i, w in enumerate(ws):
             if w in _CONCEPT_OPENERS:
                 return 1.0
-            if w == "how" and ws[i + 1:i + 2] and ws[i + 1] in _AUXILIARIES:
+            if w == "how" and ws[i + 1:i + 2] and ws[i + 1] in _AUXILIARIES and not _asks_own_path(ws[i + 2:]):
                 return 1.0
             if (w == "what" and i + 1 < len(ws) and ws[i + 1] in _WHAT_VERBS
                     and not (ws[i + 2:i + 3] and ws[i + 2] in {"next", "i", "we", "you"})  # not "what do I ..."

@@ -201,7 +201,7 @@ ABLATABLE = {
     "DONE_WORDS": "assistant.reading", "NEGATION_WORDS": "assistant.reading", "WANT_WORDS": "assistant.reading",
     "GROUP_WORDS": "assistant.reading",
     "KIND_NOUNS": "assistant.reading", "SUBJECT_CUES": "assistant.reading", "BEGUN_WORDS": "assistant.reading",
-    "REQUEST_WORDS": "assistant.route", "GAP_QUESTION_WORDS": "assistant.reading",
+    "REQUEST_WORDS": "assistant.route", "GAP_QUESTION_WORDS": "assistant.reading", "DIFFICULTY_WORDS": "assistant.reading",
     # switches rather than lists: matching topics through their items, a topic said by its whole name first
     "ITEM_VECTORS": "assistant.reading", "NAMED_TOPIC_FIRST": "assistant.reading",
 }

@@ -677,3 +677,15 @@ def test_additional_reading_without_an_object_asks_about_no_subject(reader):
     found = reader.understand("I want to go deeper into the Storage Engines topic. Could you recommend any additional "
                               "reading like the Raft paper?")
     assert found.subject == ""
+
+
+def test_struggling_in_a_place_read_ahead_in_is_a_gap(reader):
+    found = reader.understand("I've read DIH and RocksLite. But I got overwhelmed trying to dive into the "
+                              "Storage Engines topic. What should I start with now?")
+    assert found.gap and found.focus_topics == ["Storage Engines"]
+
+
+def test_struggling_where_nothing_was_read_ahead_is_no_gap(reader):
+    found = reader.understand("I've read Raft and I'm stuck on LSM Trees Explained. Could you recommend something "
+                              "on the Storage Engines topic?")
+    assert not found.gap

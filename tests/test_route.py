@@ -222,3 +222,13 @@ def test_asking_whether_to_explore_a_place_goes_to_the_planner(next_reads):
 def test_a_negation_after_other_that_does_not_name_the_learner_still_negates(next_reads):
     question = "Are there any other books on storage engines that do not specifically cover consensus?"
     assert next_reads.decide(question).route == "search"
+
+
+def test_asking_how_to_learn_more_without_a_subject_goes_to_the_planner(next_reads):
+    decision = next_reads.decide("I haven't explored the Query Execution topic yet. How can I learn more?")
+    assert decision.route == "next" and decision.features["concept"] == 0.0
+
+
+def test_asking_how_to_learn_to_do_something_stays_a_concept_question():
+    assert concept_feature("How can I learn to tune compaction for a write-heavy load?") == 1.0
+    assert concept_feature("How can I avoid latch contention in a B-tree?") == 1.0
