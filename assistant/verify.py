@@ -409,7 +409,28 @@ def unbound_numbers(claim: str, source: EvidenceSource) -> tuple[str, list[str]]
         if stating and not any(_said(name, w) for w in stating) and any(
                 _sibling_said(base, version, w) for w in stating):
             misbound.append(fact)
+        elif stating and all(_listed_apart(name, fact, w) for w in stating):
+            misbound.append(fact)
     return name, misbound
+
+
+def _figures(text: str) -> set[str]:
+    """The numbers of a text that are not a name's version ("GPT-2" holds no figure)."""
+    return numbers(_WORD.sub(lambda m: " " if _VERSIONED.match(m.group(0).rstrip(".")) else m.group(0), text))
+
+
+# the items of a list of figures inside one sentence ("3x on GPT-2 (...), and 2.4x on long-range arena (...)")
+_LIST_ITEMS = re.compile(r",\s+(?:and\s+)?|;\s+|\s+and\s+")
+
+
+def _listed_apart(name: str, fact: str, sentence: str) -> bool:
+    """In a sentence that lists several figures, each figure belongs to its own item: `fact` is stated only in
+    items that do not say `name`, while another item with a figure does ("3x speedup on GPT-2, and 2.4x speedup on
+    long-range arena" gives GPT-2 no 2.4x)."""
+    counted = [item for item in _LIST_ITEMS.split(sentence) if _figures(item)]
+    with_fact = [item for item in counted if fact in _figures(item)]
+    return (len(counted) >= 2 and bool(with_fact) and not any(_said(name, item) for item in with_fact)
+            and any(_said(name, item) for item in counted))
 
 
 # a number of two or more digits (or with a decimal point) that counts something: not a version glued to a

@@ -367,6 +367,22 @@ def test_a_version_the_passage_never_names_binds_nothing():
     assert unbound_numbers("FlashAttention-3 reaches 25-40% of the maximum.", source_of(*VERSIONS)) == ("", [])
 
 
+LISTED = "The new kernel gives a 3x speedup on GPT-2 (length 1K), and a 2.4x speedup on long-range arena (length 4K)."
+
+
+def test_a_figure_listed_for_another_item_of_the_sentence_is_unbound():
+    assert unbound_numbers("The kernel trains GPT-2 faster by 2.4x.", source_of(LISTED)) == ("GPT-2", ["2.4"])
+
+
+def test_a_figure_listed_in_the_named_item_is_bound():
+    assert unbound_numbers("The kernel trains GPT-2 3x faster.", source_of(LISTED))[1] == []
+
+
+def test_a_sentence_with_one_figure_binds_it_to_any_name_it_says():
+    source = source_of("On GPT-2 the new kernel, written in Triton, gives a 2.4x speedup.")
+    assert unbound_numbers("The kernel trains GPT-2 faster by 2.4x.", source)[1] == []
+
+
 def evidence_of(question: str, *sents: str) -> Evidence:
     """One source holding `sents`, in page order, for `question`."""
     return Evidence(question, [source_of(*sents)])
