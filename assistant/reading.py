@@ -312,10 +312,13 @@ class CatalogIndex:
         return any(len(h.strip()) >= 5 and h.strip()[:2] == name[:2] and h.strip() != name for h in handles)
 
     def spelled_out(self, terms: Sequence[str], rid: str) -> bool:
-        """Do the words name this title outright: most of it, or its acronym ("PMPP", "MDP")?"""
+        """Do the words name this title outright: most of it, its acronym ("PMPP", "MDP"), or the one-word name
+        a "Name: subtitle" title gives itself ("Orca", "Medusa")?"""
         title = self.by_id[rid].title
         acronyms = {stem(a) for a in re.findall(r"\(([A-Za-z0-9-]{2,})\)", title)}
-        return self.coverage(terms, rid) >= 0.5 or any(
+        head = content_terms(title.split(":")[0]) if ":" in title else []
+        own_name = len(head) == 1 and head[0] in self.name_like and not self.generic(head[0])
+        return self.coverage(terms, rid) >= 0.5 or own_name and head[0] in terms or any(
             t in acronyms or t not in self.vocabulary and self._abbrev_hit(t, rid) for t in terms)
 
     def coverage(self, terms: Sequence[str], rid: str) -> float:
@@ -1382,8 +1385,9 @@ def _naming(phrase: str) -> list[str]:
 
 
 def _object_of(phrase: str) -> str:
-    """What a "read" verb is about: the words after "I've worked my way through", or before "... are done"."""
-    spans = [m for m in _RAW_WORD.finditer(phrase) if m.group(0).lower() in DONE_WORDS]
+    """What a "read" verb is about: the words after "I've worked my way through", or before "... are done"; a
+    verb of beginning is such a verb too ("I started vLLM" is about vLLM, not a title holding "start")."""
+    spans = [m for m in _RAW_WORD.finditer(phrase) if m.group(0).lower() in DONE_WORDS | BEGUN_WORDS]
     if not spans:
         return phrase
     cuts = [0, *(x for m in spans for x in (m.start(), m.end())), len(phrase)]

@@ -453,6 +453,16 @@ def test_a_versioned_title_begun_is_the_item_not_the_place_it_shares_words_with(
     assert read_titles(reader, text) == {"Calvin-2: Faster Deterministic Transactions"}
 
 
+def test_a_verb_of_beginning_is_not_part_of_the_name_it_is_about(reader):
+    assert [m.phrase.strip() for m in reader.mentions("I started Optimistic Lock Coupling")] == [
+        "Optimistic Lock Coupling"]
+
+
+def test_the_one_word_name_a_title_gives_itself_names_it_when_begun(reader):
+    text = "I jumped into Raft and got lost in the advanced Replication & Consensus material. Did I skip something?"
+    assert read_titles(reader, text) == {"Raft: Understandable Consensus"}
+
+
 def test_diving_into_a_title_is_a_history_not_a_wish(reader):
     found = read_titles(reader, "I've been diving into Morsel-Driven Parallelism. What next?")
     assert found == {"Morsel-Driven Parallelism"}
