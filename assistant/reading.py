@@ -1064,9 +1064,11 @@ class Reader:
             mention = self.resolve(seg, fallback_kind=shared_kind, context=context)
             if mention is not None:
                 out.append(mention)
-            elif looks_like_a_name(_object_of(seg).strip()):
-                if any(not self.index.known(t) for t in content_terms(_object_of(seg))):
+            else:
+                if looks_like_a_name(_object_of(seg).strip()) and any(
+                        not self.index.known(t) for t in content_terms(_object_of(seg))):
                     unplaced.append(_object_of(seg).strip()[:80])
+                # "massive gpu" (lower case, no name to place) still half-spells one item: never recommended back
                 if near is not None and (close := self.near_miss(_object_of(seg))) is not None:
                     near.append(close)
         return out

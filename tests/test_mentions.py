@@ -146,6 +146,11 @@ def test_a_read_name_that_half_spells_one_title_sets_that_item_aside(reader):
     assert [r.title for r in found.named] == ["Morsel-Driven Parallelism"]
 
 
+def test_a_lower_case_name_that_half_spells_one_title_sets_that_item_aside_too(reader):
+    found = reader.understand("i've read morsel execution and raft. what should i read next?")
+    assert [r.title for r in found.named] == ["Morsel-Driven Parallelism"]
+
+
 def test_a_name_half_spelling_two_titles_alike_sets_neither_aside(reader):
     assert reader.understand("I've read Clock Partitions. What should I read next?").named == []
 
