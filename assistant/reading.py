@@ -101,6 +101,10 @@ KIND_NOUNS = {
 _HOST_NOISE = frozenset({"www", "com", "org", "net", "io", "ai", "dev", "co", "html", "blog", "blogs", "docs",
                          "readme", "md", "p", "posts", "post", "article", "articles", "abs", "pdf", "index"})
 
+# every word the rules above look for: a typo of one is mended like a typo of a title (assistant/spelling.py)
+RULE_WORDS = (DONE_WORDS | NEGATION_WORDS | BEGUN_WORDS | WANT_WORDS | GROUP_WORDS | GAP_QUESTION_WORDS
+              | DIFFICULTY_WORDS | SUBJECT_CUES | frozenset(KIND_NOUNS))
+
 # the interest clause embedded: its first words (a long message costs the model time, not meaning)
 FOCUS_SCORE = 0.5  # an interest score from which a topic is a focus (the planner's default focus threshold)
 DENSE_WORDS = 48
@@ -807,7 +811,7 @@ class Reader:
         self._item_vectors: np.ndarray | None = None
         self._dense_top = 0.0
         self.linker = Linker(self.index)
-        self.speller = Speller(resources, english)
+        self.speller = Speller(resources, english, rule_words=RULE_WORDS)
         self._understood: dict[str, Understanding] = {}  # routing and planning read the same sentence once
         self._joined_names = _joined_name_patterns([*self.index.topics, *(key[1] for key in self.index.sections)])
 

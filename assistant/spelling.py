@@ -33,12 +33,18 @@ MENDED_CACHE = 4096  # remembered unknown words; the server reads any text a use
 class Speller:
     """Mends words against the catalog's names; built once per catalog."""
 
-    def __init__(self, resources: Iterable[Resource], english: set[str] | None = None) -> None:
+    def __init__(self, resources: Iterable[Resource], english: set[str] | None = None,
+                 rule_words: Iterable[str] = ()) -> None:
+        """`rule_words`: the words the reader's own rules look for ("section", "anything"): a typo of one
+        ("setcion") hides a whole group from them, so they are mended to like the catalog's names."""
         forms: dict[str, str] = {}
         for r in resources:
             host = r.url.split("/")[2] if "://" in r.url else ""
             for w in _WORD.findall(f"{r.title} {r.authors} {r.topic} {r.section} {host}"):
                 forms.setdefault(w.lower(), w)
+        for w in rule_words:
+            if _WORD.fullmatch(w):
+                forms.setdefault(w.lower(), w.lower())
         self.forms = forms  # lower-case word → how the catalog writes it
         self.known = set(forms) | {w.lower() for w in (english or ())}
         self.known_stems = {stem(w) for w in self.known}  # "paper" is no typo of "papers"

@@ -29,6 +29,15 @@ def test_a_word_two_edits_from_every_name_is_left_as_written() -> None:
     assert Speller(CATALOG, ENGLISH).mend("i read kreenllml") == "i read kreenllml"
 
 
+def test_a_typo_of_a_word_the_rules_look_for_is_mended_too() -> None:
+    speller = Speller(CATALOG, ENGLISH, rule_words={"section", "anything"})
+    assert speller.mend("i read the indexes setcion, anythng next?") == "i read the indexes section, anything next?"
+
+
+def test_the_rules_words_are_not_mended_without_being_given() -> None:
+    assert Speller(CATALOG, ENGLISH).mend("the indexes setcion") == "the indexes setcion"
+
+
 def test_a_run_together_title_is_split_into_its_words() -> None:
     assert Speller(CATALOG, ENGLISH).mend("I read CoalescingBankConflicts") == "I read Coalescing Bank Conflicts"
 
