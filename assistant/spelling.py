@@ -36,13 +36,14 @@ class Speller:
     def __init__(self, resources: Iterable[Resource], english: set[str] | None = None,
                  rule_words: Iterable[str] = ()) -> None:
         """`rule_words`: the words the reader's own rules look for ("section", "anything"): a typo of one
-        ("setcion") hides a whole group from them, so they are mended to like the catalog's names."""
+        ("setcion") hides a whole group from them, so they are mended to like the catalog's names; only beside
+        an English word list, without which every ordinary word looks like a typo of one ("while" / "whole")."""
         forms: dict[str, str] = {}
         for r in resources:
             host = r.url.split("/")[2] if "://" in r.url else ""
             for w in _WORD.findall(f"{r.title} {r.authors} {r.topic} {r.section} {host}"):
                 forms.setdefault(w.lower(), w)
-        for w in rule_words:
+        for w in rule_words if english else ():
             if _WORD.fullmatch(w):
                 forms.setdefault(w.lower(), w.lower())
         self.forms = forms  # lower-case word → how the catalog writes it

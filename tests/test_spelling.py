@@ -34,8 +34,8 @@ def test_a_typo_of_a_word_the_rules_look_for_is_mended_too() -> None:
     assert speller.mend("i read the indexes setcion, anythng next?") == "i read the indexes section, anything next?"
 
 
-def test_the_rules_words_are_not_mended_without_being_given() -> None:
-    assert Speller(CATALOG, ENGLISH).mend("the indexes setcion") == "the indexes setcion"
+def test_the_rules_words_are_not_mended_to_without_an_english_word_list() -> None:
+    assert Speller(CATALOG, None, rule_words={"whole"}).mend("while reading") == "while reading"
 
 
 def test_a_run_together_title_is_split_into_its_words() -> None:
