@@ -15,7 +15,7 @@ Gold for a `next` question is what the planner's rules give for its true read li
     python bench/next_reads.py --calibrate     # fit the routing weights on our questions (5-fold check)
     python bench/next_reads.py --learners      # the generated learner messages (tools/synth_learners.py)
 
-`--learners` runs bench/data/learner-messages-rewrites.jsonl (`--learners-file` for another) through the
+`--learners` runs bench/data/learner-messages-rewrites.jsonl (`--learners-file` for others, pooled) through the
 planner front the app uses (NextReads with the packaged embedder: routing, understanding, plan), empty
 profile, and reports the tune seeds (`--tune-seeds`, default 10-12) apart from the others (unseen): routed,
 precision of the first 3 picks (a pick is good when it is in the expected picks or an unread item of a gold
@@ -240,7 +240,7 @@ def learners_report(args: argparse.Namespace) -> dict[str, Any]:
     for name in args.ablate:
         ablate(name)
     front = learners_front(args.embed_cache)
-    rows = load(args.learners_file)
+    rows = [row for path in args.learners_file for row in load(path)]
     front.decide("warm up: what should I read next?")
     report: dict[str, Any] = {}
     if args.ablate:
@@ -263,7 +263,8 @@ def main() -> int:
     parser.add_argument("--regold", action="store_true", help="recompute gold/accept of our next questions")
     parser.add_argument("--misses", action="store_true", help="list the questions that went wrong")
     parser.add_argument("--learners", action="store_true", help="the generated learner messages instead")
-    parser.add_argument("--learners-file", type=Path, default=LEARNERS)
+    parser.add_argument("--learners-file", type=Path, nargs="+", default=[LEARNERS],
+                        help="--learners: one or more message files, pooled (the seeds say which are tuned on)")
     parser.add_argument("--embed-cache", type=Path, default=None,
                         help="keep query vectors in this file across runs (ablations; not for latency)")
     parser.add_argument("--ablate", action="append", default=[], choices=sorted(ABLATABLE),
