@@ -108,6 +108,7 @@ RULE_WORDS = (DONE_WORDS | NEGATION_WORDS | BEGUN_WORDS | WANT_WORDS | GROUP_WOR
 # the interest clause embedded: its first words (a long message costs the model time, not meaning)
 FOCUS_SCORE = 0.5  # an interest score from which a topic is a focus (the planner's default focus threshold)
 DENSE_WORDS = 48
+WHOLE_TITLE = 0.9  # share of a title's weight a phrase covers to say that title itself, not a place its words name
 ITEM_VECTORS = True  # topics are also matched through their items' title + note
 NAMED_TOPIC_FIRST = False  # a topic said by its whole name outranks the others: off, it lost on unseen seeds
 # a quoted title's "by <names>" belongs to the title, not a mention of its own
@@ -889,6 +890,9 @@ class Reader:
         subject, ranking = self.subject(want, set(read), done_places)
         interest = {} if subject else self.interest(want)
         not_read = " ".join(c.text for c in clauses if c.role in ("not-read", "begun", "reading"))
+        for m in mentions:  # a title read there names no place ("I started X: Part 1 and got lost in Y" is about Y)
+            if m.group is None and m.phrase.strip():
+                not_read = not_read.replace(m.phrase.strip(), " ")
         # "no particular focus yet, but I'd love to get started on it": the reads are where they have been, and
         # a place they have not started is no wish either; only a wish that names its own place gives a focus
         unfocused = any(c.role == "not-read" and _states_no_focus(c.text) for c in clauses)
@@ -930,12 +934,18 @@ class Reader:
     def _begun_read(self, text: str) -> list[Mention]:
         """What a clause of beginning counts as read: "I jumped into DeepGEMM and the advanced material" reads
         DeepGEMM (a title spelled out), not the place; a place's name is the place ("jumped into
-        FlashAttention") unless a version names the item; "I started on the whole X topic" reads X."""
+        FlashAttention") unless a version names the item, or the whole title is said ("Matrix Multiplication on
+        Blackwell: Part 1" is that post, not the Matrix Multiplication topic); "I started on the whole X topic"
+        reads X."""
         def read(m: Mention) -> bool:
             if m.group is not None:
                 return bool(_WHOLE.search(m.phrase))
-            return (len(m.resources) == 1 and self.index.spelled_out(content_terms(m.phrase), m.resources[0].id)
-                    and (not self.index.places_named(m.phrase) or bool(re.search(r"[A-Za-z]-?\d", m.phrase))))
+            if len(m.resources) != 1:
+                return False
+            terms, rid = content_terms(m.phrase), m.resources[0].id
+            return self.index.spelled_out(terms, rid) and (
+                not self.index.places_named(m.phrase) or bool(re.search(r"[A-Za-z]-?\d", m.phrase))
+                or self.index.coverage(terms, rid) >= WHOLE_TITLE)
         return [m for m in self.mentions(text) if read(m)]
 
     def _named_within(self, tail: str, members: list[Resource]) -> set[str]:

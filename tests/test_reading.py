@@ -463,6 +463,18 @@ def test_the_one_word_name_a_title_gives_itself_names_it_when_begun(reader):
     assert read_titles(reader, text) == {"Raft: Understandable Consensus"}
 
 
+def test_a_whole_title_begun_is_the_item_even_where_it_holds_a_places_name(reader):
+    text = ("I started Vectorization vs Compilation in Query Execution and got lost in the advanced Storage Engines "
+            "material. Did I skip something?")
+    assert read_titles(reader, text) == {"Vectorization vs Compilation in Query Execution"}
+
+
+def test_the_place_in_a_begun_titles_words_is_not_where_the_learner_got_lost(reader):
+    text = ("I started Vectorization vs Compilation in Query Execution and got lost in the advanced Storage Engines "
+            "material. Did I skip something?")
+    assert "Query Execution" not in reader.understand(text).interest
+
+
 def test_diving_into_a_title_is_a_history_not_a_wish(reader):
     found = read_titles(reader, "I've been diving into Morsel-Driven Parallelism. What next?")
     assert found == {"Morsel-Driven Parallelism"}
