@@ -241,6 +241,10 @@ class CatalogIndex:
             head = res.title.split(":")[0].split("(")[0].strip()
             if len(head.split()) == 1:
                 self.name_like |= set(content_terms(head))
+        # the one-word name a "Name: subtitle" title gives itself ("Orca", "Medusa"), when it is no word of the field
+        heads = {r.id: content_terms(r.title.split(":")[0]) if ":" in r.title else [] for r in self.resources}
+        self.own_name = {rid: h[0] for rid, h in heads.items()
+                         if len(h) == 1 and h[0] in self.name_like and not self.generic(h[0])}
         self.surface = {w for r in self.resources for w in words(f"{r.title} {r.authors}")}
         self.place_terms = {t for r in self.resources for t in content_terms(f"{r.topic} {r.section}")}
         # topic and section names as stemmed word runs, for "said word for word" (places_named)
@@ -321,9 +325,7 @@ class CatalogIndex:
         a "Name: subtitle" title gives itself ("Orca", "Medusa")?"""
         title = self.by_id[rid].title
         acronyms = {stem(a) for a in re.findall(r"\(([A-Za-z0-9-]{2,})\)", title)}
-        head = content_terms(title.split(":")[0]) if ":" in title else []
-        own_name = len(head) == 1 and head[0] in self.name_like and not self.generic(head[0])
-        return self.coverage(terms, rid) >= 0.5 or own_name and head[0] in terms or any(
+        return self.coverage(terms, rid) >= 0.5 or self.own_name.get(rid) in terms or any(
             t in acronyms or t not in self.vocabulary and self._abbrev_hit(t, rid) for t in terms)
 
     def coverage(self, terms: Sequence[str], rid: str) -> float:
